@@ -1,0 +1,64 @@
+"""bpekit's exceptions: one hierarchy, rooted at :class:`BpekitError`.
+
+Each class also derives from the built-in exception that tiktoken raises in the same situation,
+so code written for tiktoken (``except ValueError``, ``except KeyError``) keeps working.
+"""
+
+from __future__ import annotations
+
+
+class BpekitError(Exception):
+    """Base class of every error bpekit raises on purpose."""
+
+
+class PatternError(BpekitError, ValueError):
+    """A pre-tokenizer pattern (regex) is invalid."""
+
+
+class VocabError(BpekitError, ValueError):
+    """A vocabulary is inconsistent: duplicate ranks, empty tokens, clashing special tokens."""
+
+
+class EncodeError(BpekitError, ValueError):
+    """Text could not be encoded (e.g. a byte the vocabulary has no token for)."""
+
+
+class DisallowedSpecialError(EncodeError):
+    """The text contains a special token that the call did not allow."""
+
+
+class InvalidTokenError(BpekitError, KeyError):
+    """A token id (or token bytes) that the vocabulary does not have."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable
+        return str(self.args[0]) if self.args else ""
+
+
+class FormatError(BpekitError, ValueError):
+    """A tokenizer or data file is malformed, truncated or of an unknown format."""
+
+
+class ChecksumError(FormatError):
+    """A downloaded or cached file does not have the expected sha256."""
+
+
+class DataNotFoundError(BpekitError, FileNotFoundError):
+    """A data file (rank file, vocabulary) is not available locally and cannot be downloaded."""
+
+
+class InternalError(BpekitError, RuntimeError):
+    """A bug in bpekit's core; please report it."""
+
+
+__all__ = [
+    "BpekitError",
+    "ChecksumError",
+    "DataNotFoundError",
+    "DisallowedSpecialError",
+    "EncodeError",
+    "FormatError",
+    "InternalError",
+    "InvalidTokenError",
+    "PatternError",
+    "VocabError",
+]

@@ -1,0 +1,264 @@
+//! `CoreBpe`: pre-tokenize → merge, with special tokens, decoding and the unstable-suffix logic of
+//! tiktoken's `encode_with_unstable`. Pure Rust; the binding in `py/` only converts types.
+
+use crate::error::{Error, Result};
+use crate::merge::{byte_pair_encode, byte_pair_encode_into, Ranks};
+use crate::pretokenize::Pretokenizer;
+use crate::special::Specials;
+use crate::vocab::{Rank, Vocab};
+use rustc_hash::FxHashSet;
+
+#[derive(Debug, Clone)]
+pub struct CoreBpe {
+    pub vocab: Vocab,
+    pub specials: Specials,
+    pub pretokenizer: Pretokenizer,
+    /// All ordinary token bytes, sorted (for completion search in `encode_with_unstable`).
+    sorted_token_bytes: std::sync::OnceLock<Vec<Vec<u8>>>,
+}
+
+impl CoreBpe {
+    pub fn new(ranks: Ranks, specials: Vec<(String, Rank)>, pattern: &str) -> Result<Self> {
+        let pretokenizer = Pretokenizer::new(pattern)?;
+        let vocab = Vocab::new(ranks, &specials)?;
+        let specials = Specials::new(specials)?;
+        Ok(CoreBpe { vocab, specials, pretokenizer, sorted_token_bytes: Default::default() })
+    }
+
+    #[inline]
+    fn ranks(&self) -> &Ranks {
+        &self.vocab.encoder
+    }
+
+    /// Encodes one piece, appending ids; returns how many ids it produced.
+    #[inline]
+    fn encode_piece(&self, piece: &[u8], out: &mut Vec<Rank>) -> Result<usize> {
+        if let Some(&t) = self.ranks().get(piece) {
+            out.push(t);
+            return Ok(1);
+        }
+        let before = out.len();
+        byte_pair_encode_into(self.ranks(), piece, out)?;
+        Ok(out.len() - before)
+    }
+
+    /// Encodes text with no special-token handling; appends to `out` and returns the number of
+    /// ids of the last piece.
+    fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<usize> {
+        let bytes = text.as_bytes();
+        let mut last = 0;
+        self.pretokenizer.for_each_piece(text, |s, e| {
+            last = self.encode_piece(&bytes[s..e], out)?;
+            Ok(())
+        })?;
+        Ok(last)
+    }
+
+    pub fn encode_ordinary(&self, text: &str) -> Result<Vec<Rank>> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        self.encode_ordinary_into(text, &mut out)?;
+        Ok(out)
+    }
+
+    /// Counts tokens without keeping them.
+    pub fn count_ordinary(&self, text: &str) -> Result<usize> {
+        let bytes = text.as_bytes();
+        let mut n = 0;
+        let mut scratch = Vec::with_capacity(64);
+        self.pretokenizer.for_each_piece(text, |s, e| {
+            scratch.clear();
+            n += self.encode_piece(&bytes[s..e], &mut scratch)?;
+            Ok(())
+        })?;
+        Ok(n)
+    }
+
+    /// Encodes with special tokens; `allowed[i]` says whether special `i` may be matched.
+    /// Returns the ids and the number of ids of the last ordinary piece (0 after a special).
+    pub fn encode(&self, text: &str, allowed: &[bool]) -> Result<(Vec<Rank>, usize)> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        let mut last = 0;
+        loop {
+            let next = self.specials.find_allowed(bytes, start, allowed);
+            let end = next.map_or(text.len(), |f| f.start);
+            if end > start {
+                last = self.encode_ordinary_into(&text[start..end], &mut out)?;
+            }
+            match next {
+                Some(f) => {
+                    out.push(f.id);
+                    start = f.end;
+                    last = 0;
+                }
+                None => break,
+            }
+        }
+        Ok((out, last))
+    }
+
+    pub fn count(&self, text: &str, allowed: &[bool]) -> Result<usize> {
+        if !allowed.iter().any(|&a| a) {
+            return self.count_ordinary(text);
+        }
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        let mut n = 0;
+        loop {
+            let next = self.specials.find_allowed(bytes, start, allowed);
+            let end = next.map_or(text.len(), |f| f.start);
+            if end > start {
+                n += self.count_ordinary(&text[start..end])?;
+            }
+            match next {
+                Some(f) => {
+                    n += 1;
+                    start = f.end;
+                }
+                None => return Ok(n),
+            }
+        }
+    }
+
+    /// BPE of arbitrary bytes as one piece (no regex).
+    pub fn encode_single_piece(&self, piece: &[u8]) -> Result<Vec<Rank>> {
+        if let Some(&t) = self.ranks().get(piece) {
+            return Ok(vec![t]);
+        }
+        byte_pair_encode(self.ranks(), piece)
+    }
+
+    pub fn decode_bytes(&self, tokens: &[Rank]) -> Result<Vec<u8>> {
+        self.vocab.decode(tokens)
+    }
+
+    /// tiktoken's "quick and dirty fix" for splits that can disappear when text is appended
+    /// (`\s*[\r\n]+` in cl100k): extend the last piece backwards over whitespace-only tokens.
+    fn increase_last_piece_token_len(&self, tokens: &[Rank], mut last: usize) -> usize {
+        let all_space = |t: Rank| {
+            self.vocab
+                .ordinary_bytes(t)
+                .is_some_and(|b| b.iter().all(|c| matches!(c, b' ' | b'\n' | b'\t')))
+        };
+        if last > 0 && all_space(tokens[tokens.len() - last]) {
+            while last < tokens.len() && all_space(tokens[tokens.len() - last - 1]) {
+                last += 1;
+            }
+        }
+        last
+    }
+
+    /// Encodes bytes that may not be valid UTF-8 (tiktoken's `_encode_bytes`): the valid prefix is
+    /// encoded as text, the rest BPE-merged together with the last (unstable) piece.
+    pub fn encode_bytes(&self, bytes: &[u8]) -> Result<Vec<Rank>> {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => self.encode_ordinary(text),
+            Err(e) => {
+                let valid = e.valid_up_to();
+                // SAFETY-free: re-validate the prefix, which from_utf8 just proved valid.
+                let text = std::str::from_utf8(&bytes[..valid]).map_err(|e| Error::Format(e.to_string()))?;
+                let none = vec![false; self.specials.tokens.len()];
+                let (mut tokens, last) = self.encode(text, &none)?;
+                let last = self.increase_last_piece_token_len(&tokens, last);
+                let mut unstable;
+                if !tokens.is_empty() && last > 0 {
+                    unstable = self.decode_bytes(&tokens[tokens.len() - last..])?;
+                    unstable.extend_from_slice(&bytes[valid..]);
+                    tokens.truncate(tokens.len() - last);
+                } else {
+                    unstable = bytes[valid..].to_vec();
+                }
+                if !unstable.is_empty() {
+                    tokens.extend(self.encode_single_piece(&unstable)?);
+                }
+                Ok(tokens)
+            }
+        }
+    }
+
+    fn sorted_token_bytes(&self) -> &[Vec<u8>] {
+        self.sorted_token_bytes.get_or_init(|| {
+            let mut v: Vec<Vec<u8>> = self.ranks().keys().cloned().collect();
+            v.sort_unstable();
+            v
+        })
+    }
+
+    /// All ordinary tokens, sorted by bytes (`token_byte_values`).
+    pub fn token_byte_values(&self) -> Vec<Vec<u8>> {
+        self.sorted_token_bytes().to_vec()
+    }
+
+    /// tiktoken's `encode_with_unstable`: the stable tokens, and every token sequence that could
+    /// complete the unstable suffix.
+    pub fn encode_with_unstable(
+        &self,
+        text: &str,
+        allowed: &[bool],
+    ) -> Result<(Vec<Rank>, FxHashSet<Vec<Rank>>)> {
+        let (mut tokens, last) = self.encode(text, allowed)?;
+        let mut completions = FxHashSet::default();
+        if last == 0 {
+            return Ok((tokens, completions));
+        }
+        let last = self.increase_last_piece_token_len(&tokens, last);
+        let unstable = self.decode_bytes(&tokens[tokens.len() - last..])?;
+        tokens.truncate(tokens.len() - last);
+        if unstable.is_empty() {
+            return Ok((tokens, completions));
+        }
+        let sorted = self.sorted_token_bytes();
+        // single tokens that start with the unstable bytes
+        let mut point = sorted.partition_point(|x| x.as_slice() < unstable.as_slice());
+        while point < sorted.len() && sorted[point].starts_with(&unstable) {
+            completions.insert(vec![self.ranks()[sorted[point].as_slice()]]);
+            point += 1;
+        }
+        // a token straddling each other split position: re-encode prefix + token
+        for i in 1..unstable.len() {
+            let (prefix, suffix) = unstable.split_at(i);
+            let mut point = sorted.partition_point(|x| x.as_slice() < suffix);
+            while point < sorted.len() && sorted[point].starts_with(suffix) {
+                let possibility = [prefix, sorted[point].as_slice()].concat();
+                let encoded = match std::str::from_utf8(&possibility) {
+                    Ok(s) => self.encode_ordinary(s)?,
+                    Err(_) => byte_pair_encode(self.ranks(), &possibility)?,
+                };
+                let mut seq = Vec::new();
+                let mut seq_len = 0;
+                for t in encoded {
+                    seq.push(t);
+                    seq_len += self.vocab.token_bytes(t).map_or(0, |b| b.len());
+                    if seq_len >= unstable.len() {
+                        break;
+                    }
+                }
+                completions.insert(seq);
+                point += 1;
+            }
+        }
+        // `\s+(?!\S)` can make a split appear inside trailing whitespace
+        if unstable.len() > 1 {
+            if let Some((c, clen)) = last_char(&unstable) {
+                if unstable.len() > clen && c.is_whitespace() {
+                    let cut = unstable.len() - clen;
+                    let mut re = byte_pair_encode(self.ranks(), &unstable[..cut])?;
+                    re.extend(byte_pair_encode(self.ranks(), &unstable[cut..])?);
+                    completions.insert(re);
+                }
+            }
+        }
+        Ok((tokens, completions))
+    }
+}
+
+/// The last UTF-8 character of `b` and its byte length, if `b` ends in a valid one.
+fn last_char(b: &[u8]) -> Option<(char, usize)> {
+    for len in 1..=4.min(b.len()) {
+        if let Ok(s) = std::str::from_utf8(&b[b.len() - len..]) {
+            return s.chars().next_back().map(|c| (c, len));
+        }
+    }
+    None
+}

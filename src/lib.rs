@@ -1,0 +1,21 @@
+//! bpekit's Rust core: the hot loops of byte-level BPE, with no Python in sight.
+//!
+//! The pipeline is the module tree: [`pretokenize`] splits text into pieces, [`merge`] turns each
+//! piece into token ids, [`special`] finds special tokens, [`core`] composes them into an encoder
+//! and decoder, and [`parallel`] runs batches on a thread pool. Everything PyO3 lives in `py/`.
+
+pub mod core;
+pub mod error;
+pub mod merge;
+pub mod parallel;
+pub mod pretokenize;
+pub mod rankfile;
+pub mod special;
+pub mod vocab;
+
+#[cfg(feature = "python")]
+mod py;
+
+pub use crate::core::CoreBpe;
+pub use crate::error::{Error, Result};
+pub use crate::vocab::Rank;

@@ -1,0 +1,77 @@
+//! The priority-queue rank merge for long pieces (the llama.cpp / Hugging Face approach).
+//!
+//! Parts form a doubly linked list indexed by their start byte. A min-heap holds candidate pairs
+//! keyed by (rank, start byte), so ties go to the leftmost pair exactly as in the flat merge.
+//! Stale heap entries are skipped lazily: since ranks are unique and a part only grows, an entry
+//! `(rank, i)` is current iff part `i` is alive and its pair rank is still `rank`.
+
+use super::{lookup, Ranks};
+use crate::error::Result;
+use crate::vocab::Rank;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+const NONE: u32 = u32::MAX;
+
+pub fn encode_into(ranks: &Ranks, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
+    let n = piece.len();
+    debug_assert!(n >= 2 && n < u32::MAX as usize);
+    // next[i]: start of the part after the part starting at i (n at the end); NONE if i is dead.
+    let mut next: Vec<u32> = (1..=n as u32).collect();
+    let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
+    let mut pair_rank: Vec<Rank> = vec![Rank::MAX; n];
+    let mut heap: BinaryHeap<Reverse<(Rank, u32)>> = BinaryHeap::with_capacity(n);
+
+    let rank_of = |i: u32, next: &[u32]| -> Rank {
+        let j = next[i as usize];
+        if j as usize >= n {
+            return Rank::MAX;
+        }
+        let end = next[j as usize] as usize;
+        ranks.get(&piece[i as usize..end]).copied().unwrap_or(Rank::MAX)
+    };
+
+    for i in 0..n as u32 - 1 {
+        let r = ranks.get(&piece[i as usize..i as usize + 2]).copied().unwrap_or(Rank::MAX);
+        pair_rank[i as usize] = r;
+        if r != Rank::MAX {
+            heap.push(Reverse((r, i)));
+        }
+    }
+
+    while let Some(Reverse((r, i))) = heap.pop() {
+        if next[i as usize] == NONE || pair_rank[i as usize] != r {
+            continue; // stale
+        }
+        // merge part i with its successor j
+        let j = next[i as usize];
+        let k = next[j as usize];
+        next[i as usize] = k;
+        next[j as usize] = NONE;
+        pair_rank[j as usize] = Rank::MAX;
+        if (k as usize) < n {
+            prev[k as usize] = i;
+        }
+        let nr = rank_of(i, &next);
+        pair_rank[i as usize] = nr;
+        if nr != Rank::MAX {
+            heap.push(Reverse((nr, i)));
+        }
+        let p = prev[i as usize];
+        if p != NONE {
+            let pr = rank_of(p, &next);
+            pair_rank[p as usize] = pr;
+            if pr != Rank::MAX {
+                heap.push(Reverse((pr, p)));
+            }
+        }
+    }
+
+    let mut i = 0usize;
+    while i < n {
+        let j = next[i] as usize;
+        out.push(lookup(ranks, &piece[i..j])?);
+        i = j;
+    }
+    Ok(())
+}

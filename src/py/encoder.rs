@@ -1,0 +1,206 @@
+//! `bpekit._core.CoreBPE`: the Rust encoder as seen from Python (`bpekit.Encoding` wraps it).
+
+use super::{run, to_py_err};
+use crate::core::CoreBpe;
+use crate::merge::Ranks;
+use crate::parallel;
+use crate::vocab::Rank;
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use std::collections::HashMap;
+
+#[pyclass(frozen, module = "bpekit._core")]
+pub struct CoreBPE {
+    core: CoreBpe,
+}
+
+/// Parses a `.tiktoken` rank file's contents into a dict {token bytes: rank}.
+#[pyfunction]
+#[pyo3(signature = (data, source = "<bytes>"))]
+pub fn parse_tiktoken_ranks<'py>(py: Python<'py>, data: &[u8], source: &str) -> PyResult<Bound<'py, PyDict>> {
+    let ranks = run(py, || crate::rankfile::parse(data, source))?;
+    ranks_to_dict(py, &ranks)
+}
+
+fn ranks_to_dict<'py>(py: Python<'py>, ranks: &Ranks) -> PyResult<Bound<'py, PyDict>> {
+    let mut items: Vec<(&Vec<u8>, Rank)> = ranks.iter().map(|(k, &v)| (k, v)).collect();
+    items.sort_unstable_by_key(|x| x.1);
+    let d = PyDict::new(py);
+    for (k, v) in items {
+        d.set_item(PyBytes::new(py, k), v)?;
+    }
+    Ok(d)
+}
+
+impl CoreBPE {
+    fn allowed(&self, allowed: Vec<String>) -> Vec<bool> {
+        let mut mask = vec![false; self.core.specials.tokens.len()];
+        for s in allowed {
+            for (i, (t, _)) in self.core.specials.tokens.iter().enumerate() {
+                if *t == s {
+                    mask[i] = true;
+                }
+            }
+        }
+        mask
+    }
+}
+
+#[pymethods]
+impl CoreBPE {
+    /// `CoreBPE(ranks: dict[bytes, int], special_tokens: dict[str, int], pattern: str)`
+    #[new]
+    fn new(py: Python<'_>, ranks: HashMap<Vec<u8>, Rank>, special_tokens: Vec<(String, Rank)>, pattern: &str) -> PyResult<Self> {
+        let ranks: Ranks = ranks.into_iter().collect();
+        let core = run(py, || CoreBpe::new(ranks, special_tokens, pattern))?;
+        Ok(CoreBPE { core })
+    }
+
+    /// Builds an encoder straight from a rank file's bytes (the fast load path).
+    #[staticmethod]
+    #[pyo3(signature = (data, special_tokens, pattern, source = "<bytes>"))]
+    fn from_tiktoken_bytes(py: Python<'_>, data: &[u8], special_tokens: Vec<(String, Rank)>, pattern: &str, source: &str) -> PyResult<Self> {
+        let core = run(py, || {
+            let ranks = crate::rankfile::parse(data, source)?;
+            CoreBpe::new(ranks, special_tokens, pattern)
+        })?;
+        Ok(CoreBPE { core })
+    }
+
+    fn mergeable_ranks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        ranks_to_dict(py, &self.core.vocab.encoder)
+    }
+
+    fn dump_tiktoken<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let data = py.detach(|| crate::rankfile::dump(&self.core.vocab.encoder));
+        PyBytes::new(py, &data)
+    }
+
+    fn n_mergeable(&self) -> usize {
+        self.core.vocab.encoder.len()
+    }
+
+    fn pattern(&self) -> &str {
+        self.core.pretokenizer.pattern()
+    }
+
+    // ---- encoding ----
+
+    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<Rank>> {
+        run(py, || self.core.encode_ordinary(text))
+    }
+
+    fn encode(&self, py: Python<'_>, text: &str, allowed_special: Vec<String>) -> PyResult<Vec<Rank>> {
+        let mask = self.allowed(allowed_special);
+        run(py, || self.core.encode(text, &mask).map(|r| r.0))
+    }
+
+    fn encode_to_numpy<'py>(&self, py: Python<'py>, text: &str, allowed_special: Vec<String>) -> PyResult<Bound<'py, PyArray1<Rank>>> {
+        let mask = self.allowed(allowed_special);
+        let v = run(py, || self.core.encode(text, &mask).map(|r| r.0))?;
+        Ok(v.into_pyarray(py))
+    }
+
+    fn count(&self, py: Python<'_>, text: &str, allowed_special: Vec<String>) -> PyResult<usize> {
+        let mask = self.allowed(allowed_special);
+        run(py, || self.core.count(text, &mask))
+    }
+
+    fn encode_with_unstable(&self, py: Python<'_>, text: &str, allowed_special: Vec<String>) -> PyResult<(Vec<Rank>, Vec<Vec<Rank>>)> {
+        let mask = self.allowed(allowed_special);
+        let (t, c) = run(py, || self.core.encode_with_unstable(text, &mask))?;
+        Ok((t, c.into_iter().collect()))
+    }
+
+    fn encode_single_piece(&self, py: Python<'_>, piece: &[u8]) -> PyResult<Vec<Rank>> {
+        run(py, || self.core.encode_single_piece(piece))
+    }
+
+    fn encode_bytes(&self, py: Python<'_>, data: &[u8]) -> PyResult<Vec<Rank>> {
+        run(py, || self.core.encode_bytes(data))
+    }
+
+    fn encode_single_token(&self, piece: &[u8]) -> Option<Rank> {
+        self.core.vocab.rank(piece)
+    }
+
+    /// Pre-tokenizes `text` (the pieces BPE sees).
+    fn split<'py>(&self, py: Python<'py>, text: &'py str) -> PyResult<Vec<&'py str>> {
+        run(py, || self.core.pretokenizer.split(text))
+    }
+
+    #[pyo3(signature = (texts, allowed_special, num_threads = 0))]
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, allowed_special: Vec<String>, num_threads: usize) -> PyResult<Vec<Vec<Rank>>> {
+        let mask = self.allowed(allowed_special);
+        run(py, || {
+            parallel::map(&texts, num_threads, |t| self.core.encode(t, &mask).map(|r| r.0))
+                .into_iter()
+                .collect()
+        })
+    }
+
+    /// Encodes a batch into one flat uint32 array plus int64 offsets (len = n + 1).
+    #[pyo3(signature = (texts, allowed_special, num_threads = 0))]
+    fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<String>, allowed_special: Vec<String>, num_threads: usize) -> PyResult<(Bound<'py, PyArray1<Rank>>, Bound<'py, PyArray1<i64>>)> {
+        let mask = self.allowed(allowed_special);
+        let (flat, offsets) = run(py, || {
+            let parts: Vec<Vec<Rank>> = parallel::map(&texts, num_threads, |t| self.core.encode(t, &mask).map(|r| r.0))
+                .into_iter()
+                .collect::<crate::Result<_>>()?;
+            let total = parts.iter().map(|p| p.len()).sum();
+            let mut flat = Vec::with_capacity(total);
+            let mut offsets = Vec::with_capacity(parts.len() + 1);
+            offsets.push(0i64);
+            for p in parts {
+                flat.extend_from_slice(&p);
+                offsets.push(flat.len() as i64);
+            }
+            Ok((flat, offsets))
+        })?;
+        Ok((flat.into_pyarray(py), offsets.into_pyarray(py)))
+    }
+
+    #[pyo3(signature = (texts, allowed_special, num_threads = 0))]
+    fn count_batch(&self, py: Python<'_>, texts: Vec<String>, allowed_special: Vec<String>, num_threads: usize) -> PyResult<Vec<usize>> {
+        let mask = self.allowed(allowed_special);
+        run(py, || parallel::map(&texts, num_threads, |t| self.core.count(t, &mask)).into_iter().collect())
+    }
+
+    // ---- decoding ----
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, tokens: Vec<Rank>) -> PyResult<Bound<'py, PyBytes>> {
+        let b = run(py, || self.core.decode_bytes(&tokens))?;
+        Ok(PyBytes::new(py, &b))
+    }
+
+    #[pyo3(signature = (batch, num_threads = 0))]
+    fn decode_bytes_batch<'py>(&self, py: Python<'py>, batch: Vec<Vec<Rank>>, num_threads: usize) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        let out: Vec<Vec<u8>> = run(py, || {
+            parallel::map(&batch, num_threads, |t| self.core.decode_bytes(t)).into_iter().collect()
+        })?;
+        Ok(out.iter().map(|b| PyBytes::new(py, b)).collect())
+    }
+
+    /// The bytes of one token (ordinary or special); `None` for an unknown id.
+    fn token_bytes<'py>(&self, py: Python<'py>, token: Rank) -> Option<Bound<'py, PyBytes>> {
+        self.core.vocab.token_bytes(token).map(|b| PyBytes::new(py, b))
+    }
+
+    fn token_byte_values<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+        let v = py.detach(|| self.core.token_byte_values());
+        v.iter().map(|b| PyBytes::new(py, b)).collect()
+    }
+
+    fn is_special(&self, token: Rank) -> bool {
+        self.core.vocab.is_special(token)
+    }
+
+    /// Raises the typed error for an invalid id (used by the Python layer for messages).
+    fn check_token(&self, py: Python<'_>, token: Rank) -> PyResult<()> {
+        match self.core.vocab.token_bytes(token) {
+            Some(_) => Ok(()),
+            None => Err(to_py_err(py, crate::Error::InvalidToken(token))),
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! The PyO3 binding: type conversion, GIL release, and error mapping. No algorithm lives here.
+
+mod encoder;
+
+use crate::error::Error;
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Maps a core error to the matching `bpekit.errors` exception class.
+pub(crate) fn to_py_err(py: Python<'_>, e: Error) -> PyErr {
+    let name = match &e {
+        Error::Pattern(_) => "PatternError",
+        Error::Regex(_) | Error::NoToken(_) => "EncodeError",
+        Error::Vocab(_) => "VocabError",
+        Error::InvalidToken(_) => "InvalidTokenError",
+        Error::Format(_) => "FormatError",
+    };
+    let msg = e.to_string();
+    match py.import("bpekit.errors").and_then(|m| m.getattr(name)) {
+        Ok(cls) => match cls.cast_into::<PyType>() {
+            Ok(cls) => PyErr::from_type(cls, msg),
+            Err(_) => pyo3::exceptions::PyValueError::new_err(msg),
+        },
+        Err(_) => pyo3::exceptions::PyValueError::new_err(msg),
+    }
+}
+
+/// Runs `f` with the GIL released; a core error or a panic becomes a typed Python exception, so
+/// no Rust panic ever crosses into Python.
+pub(crate) fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> crate::Result<T> + Send) -> PyResult<T> {
+    let r = py.detach(|| catch_unwind(AssertUnwindSafe(f)));
+    match r {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(to_py_err(py, e)),
+        Err(p) => {
+            let what = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown".into());
+            let err = py
+                .import("bpekit.errors")
+                .and_then(|m| m.getattr("InternalError"))
+                .and_then(|c| Ok(c.cast_into::<PyType>()?));
+            let msg = format!("internal error in the bpekit core (please report it): {what}");
+            Err(match err {
+                Ok(cls) => PyErr::from_type(cls, msg),
+                Err(_) => pyo3::exceptions::PyRuntimeError::new_err(msg),
+            })
+        }
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<encoder::CoreBPE>()?;
+    m.add_function(wrap_pyfunction!(encoder::parse_tiktoken_ranks, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
