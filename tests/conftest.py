@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("BPEKIT_TEST_DATA", ROOT.parent / "shared" / "data")).resolve()
+from datapaths import DATA
 
 # Rank files for bpekit.get_encoding come from the shared data unless the caller set a directory.
 if (DATA / "ranks").is_dir():
@@ -33,11 +32,3 @@ def data_dir() -> Path:
     if not DATA.is_dir():
         pytest.skip(f"shared test data not found at {DATA} (set BPEKIT_TEST_DATA)")
     return DATA
-
-
-def corpus_files() -> list[Path]:
-    """Every text file under corpora/, sorted (empty when the data is absent)."""
-    base = DATA / "corpora"
-    if not base.is_dir():
-        return []
-    return sorted(p for p in base.rglob("*") if p.is_file())

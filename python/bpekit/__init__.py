@@ -1,8 +1,32 @@
-"""bpekit: fast, exact byte-pair-encoding tokenizers."""
+"""bpekit: fast, exact byte-pair-encoding tokenizers.
+
+``bpekit.get_encoding("o200k_base")`` gives an :class:`Encoding` with tiktoken's API, token for
+token identical to tiktoken and several times faster.
+"""
 
 from __future__ import annotations
 
 from bpekit import errors
 from bpekit._core import __version__
+from bpekit.encoding import Encoding
+from bpekit.errors import BpekitError
+from bpekit.load import dump_tiktoken_bpe, load_tiktoken_bpe
+from bpekit.registry import (
+    encoding_for_model,
+    encoding_name_for_model,
+    get_encoding,
+    list_encoding_names,
+)
 
-__all__ = ["__version__", "errors"]
+__all__ = [
+    "BpekitError",
+    "Encoding",
+    "__version__",
+    "dump_tiktoken_bpe",
+    "encoding_for_model",
+    "encoding_name_for_model",
+    "errors",
+    "get_encoding",
+    "list_encoding_names",
+    "load_tiktoken_bpe",
+]

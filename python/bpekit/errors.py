@@ -15,6 +15,10 @@ class PatternError(BpekitError, ValueError):
     """A pre-tokenizer pattern (regex) is invalid."""
 
 
+class InputTypeError(BpekitError, TypeError):
+    """An argument has the wrong type (e.g. ``encode`` given bytes or ``None`` instead of ``str``)."""
+
+
 class VocabError(BpekitError, ValueError):
     """A vocabulary is inconsistent: duplicate ranks, empty tokens, clashing special tokens."""
 
@@ -50,6 +54,11 @@ class InternalError(BpekitError, RuntimeError):
     """A bug in bpekit's core; please report it."""
 
 
+class UsageError(BpekitError, ValueError):
+    """A call the object's state or an argument's value does not allow: a model used before it is
+    fitted or fitted twice, ``top_n < 1``, an empty list to decode."""
+
+
 __all__ = [
     "BpekitError",
     "ChecksumError",
@@ -57,8 +66,10 @@ __all__ = [
     "DisallowedSpecialError",
     "EncodeError",
     "FormatError",
+    "InputTypeError",
     "InternalError",
     "InvalidTokenError",
     "PatternError",
+    "UsageError",
     "VocabError",
 ]

@@ -1,0 +1,448 @@
+"""`Encoding`: tiktoken's API and semantics over bpekit's Rust core.
+
+Python decides (argument checks, the special-token policy, error messages); Rust loops (splitting,
+merging, decoding) with the GIL released. Every method behaves as tiktoken 0.14's does, token for
+token; bpekit adds ``count``, ``encode_batch_to_numpy`` and ``split``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING, AbstractSet, Any, Literal
+
+import regex
+
+from bpekit import _core
+from bpekit.errors import (
+    DisallowedSpecialError,
+    InputTypeError,
+    InvalidTokenError,
+    VocabError,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+AllowedSpecial = Literal["all"] | AbstractSet[str]
+DisallowedSpecial = Literal["all"] | Collection[str]
+
+
+class Encoding:
+    """A byte-level BPE encoding: a pre-tokenizer pattern, mergeable ranks and special tokens."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        pat_str: str,
+        mergeable_ranks: dict[bytes, int],
+        special_tokens: dict[str, int],
+        explicit_n_vocab: int | None = None,
+    ) -> None:
+        _check_type("name", name, str)
+        _check_type("pat_str", pat_str, str)
+        _check_type("mergeable_ranks", mergeable_ranks, dict)
+        _check_type("special_tokens", special_tokens, dict)
+        for k, v in special_tokens.items():
+            if not isinstance(k, str) or not isinstance(v, int) or isinstance(v, bool):
+                raise InputTypeError(f"special_tokens must map str -> int, got {k!r}: {v!r}")
+            if not k:
+                raise VocabError(f"special token {v} is the empty string")
+            if v < 0:
+                raise VocabError(f"special token {k!r} has a negative id {v}")
+        try:
+            core = _core.CoreBPE(mergeable_ranks, list(special_tokens.items()), pat_str)
+        except (TypeError, OverflowError) as e:
+            raise InputTypeError(f"mergeable_ranks must map bytes -> int in 0..2**32: {e}") from e
+        self._init(name, pat_str, core, special_tokens, mergeable_ranks)
+        if explicit_n_vocab:
+            if len(mergeable_ranks) + len(special_tokens) != explicit_n_vocab:
+                raise VocabError(
+                    f"explicit_n_vocab={explicit_n_vocab} but there are {len(mergeable_ranks)} "
+                    f"mergeable and {len(special_tokens)} special tokens"
+                )
+            if self.max_token_value != explicit_n_vocab - 1:
+                raise VocabError(
+                    f"explicit_n_vocab={explicit_n_vocab} but the largest token id is {self.max_token_value}"
+                )
+
+    @classmethod
+    def _from_core(
+        cls, name: str, pat_str: str, core: _core.CoreBPE, special_tokens: dict[str, int]
+    ) -> Encoding:
+        """An encoding over an already built core (the fast load path; ranks materialised lazily)."""
+        self = cls.__new__(cls)
+        self._init(name, pat_str, core, special_tokens, None)
+        return self
+
+    def _init(
+        self,
+        name: str,
+        pat_str: str,
+        core: _core.CoreBPE,
+        special_tokens: dict[str, int],
+        mergeable_ranks: dict[bytes, int] | None,
+    ) -> None:
+        self.name = name
+        self._pat_str = pat_str
+        self._core_bpe = core
+        self._special_tokens = dict(special_tokens)
+        self._ranks_cache = mergeable_ranks
+        n_ordinary = core.n_mergeable()
+        max_ordinary = max(self._mergeable_ranks.values()) if n_ordinary else 0
+        self.max_token_value = max(max_ordinary, max(special_tokens.values(), default=0))
+
+    @property
+    def _mergeable_ranks(self) -> dict[bytes, int]:
+        if self._ranks_cache is None:
+            self._ranks_cache = self._core_bpe.mergeable_ranks()
+        return self._ranks_cache
+
+    def __repr__(self) -> str:
+        return f"<Encoding {self.name!r}>"
+
+    # ------------------------------------------------------------------ encoding
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encodes text, treating special-token text as ordinary text."""
+        text = _check_text(text)
+        try:
+            return self._core_bpe.encode_ordinary(text)
+        except UnicodeEncodeError:
+            return self._core_bpe.encode_ordinary(_fix_surrogates(text))
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006 (tiktoken's signature)
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[int]:
+        """Encodes text; special tokens are refused unless allowed (tiktoken's policy)."""
+        text = _check_text(text)
+        allowed = self._check_special(text, allowed_special, disallowed_special)
+        try:
+            return self._core_bpe.encode(text, allowed)
+        except UnicodeEncodeError:
+            return self._core_bpe.encode(_fix_surrogates(text), allowed)
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> npt.NDArray[np.uint32]:
+        """As :meth:`encode`, as a ``uint32`` numpy array (no intermediate list)."""
+        text = _check_text(text)
+        allowed = self._check_special(text, allowed_special, disallowed_special)
+        try:
+            return self._core_bpe.encode_to_numpy(text, allowed)
+        except UnicodeEncodeError:
+            return self._core_bpe.encode_to_numpy(_fix_surrogates(text), allowed)
+
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> int:
+        """``len(encode(text, ...))`` without building the list."""
+        text = _check_text(text)
+        allowed = self._check_special(text, allowed_special, disallowed_special)
+        try:
+            return self._core_bpe.count(text, allowed)
+        except UnicodeEncodeError:
+            return self._core_bpe.count(_fix_surrogates(text), allowed)
+
+    def encode_ordinary_batch(self, text: list[str], *, num_threads: int = 8) -> list[list[int]]:
+        """Encodes many texts in parallel (Rust threads, GIL released)."""
+        texts = _check_batch(text)
+        threads = _check_threads(num_threads)
+        try:
+            return self._core_bpe.encode_batch(texts, [], threads)
+        except UnicodeEncodeError:
+            return self._core_bpe.encode_batch([_fix_surrogates(t) for t in texts], [], threads)
+
+    def encode_batch(
+        self,
+        text: list[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[list[int]]:
+        """Encodes many texts in parallel, with :meth:`encode`'s special-token policy."""
+        texts = _check_batch(text)
+        threads = _check_threads(num_threads)
+        allowed = self._check_special_batch(texts, allowed_special, disallowed_special)
+        try:
+            return self._core_bpe.encode_batch(texts, allowed, threads)
+        except UnicodeEncodeError:
+            return self._core_bpe.encode_batch([_fix_surrogates(t) for t in texts], allowed, threads)
+
+    def encode_batch_to_numpy(
+        self,
+        text: list[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+        """Encodes many texts into one flat ``uint32`` array and ``int64`` offsets (``len + 1``).
+
+        The ids of text ``i`` are ``flat[offsets[i]:offsets[i + 1]]``.
+        """
+        texts = _check_batch(text)
+        threads = _check_threads(num_threads)
+        allowed = self._check_special_batch(texts, allowed_special, disallowed_special)
+        try:
+            return self._core_bpe.encode_batch_flat(texts, allowed, threads)
+        except UnicodeEncodeError:
+            return self._core_bpe.encode_batch_flat([_fix_surrogates(t) for t in texts], allowed, threads)
+
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> tuple[list[int], list[list[int]]]:
+        """The stable tokens of ``text`` and every token sequence that could complete the rest."""
+        text = _check_text(text)
+        allowed = self._check_special(text, allowed_special, disallowed_special)
+        try:
+            return self._core_bpe.encode_with_unstable(text, allowed)
+        except UnicodeEncodeError:
+            return self._core_bpe.encode_with_unstable(_fix_surrogates(text), allowed)
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of one whole token (ordinary bytes or a special token's text); ``KeyError`` if none."""
+        if isinstance(text_or_bytes, str):
+            if (special := self._special_tokens.get(text_or_bytes)) is not None:
+                b = text_or_bytes.encode("utf-8")
+                if (t := self._core_bpe.encode_single_token(b)) is not None:
+                    return t
+                return special
+            as_bytes = text_or_bytes.encode("utf-8")
+        elif isinstance(text_or_bytes, (bytes, bytearray)):
+            as_bytes = bytes(text_or_bytes)
+        else:
+            raise InputTypeError(f"expected str or bytes, got {type(text_or_bytes).__name__}")
+        if (t := self._core_bpe.encode_single_token(as_bytes)) is not None:
+            return t
+        if (special := self._special_tokens.get(as_bytes.decode("utf-8", "replace"))) is not None:
+            return special
+        raise InvalidTokenError(text_or_bytes)
+
+    # ------------------------------------------------------------------ decoding
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        """The bytes of a token sequence; an unknown id raises ``KeyError``."""
+        return self._core_bpe.decode_bytes(_check_tokens(tokens))
+
+    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
+        """Decodes to text; invalid UTF-8 is handled by ``errors`` (lossy by default, as tiktoken)."""
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token (ordinary or special)."""
+        if not isinstance(token, int) or isinstance(token, bool):
+            raise InputTypeError(f"a token id must be an int, got {type(token).__name__}")
+        b = self._core_bpe.token_bytes(token) if 0 <= token < 2**32 else None
+        if b is None:
+            raise InvalidTokenError(str(token))
+        return b
+
+    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        """The bytes of each token."""
+        return [self.decode_single_token_bytes(t) for t in tokens]
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """The text and the character offset at which each token starts (strict UTF-8)."""
+        token_bytes = self.decode_tokens_bytes(tokens)
+        text_len = 0
+        offsets = []
+        for token in token_bytes:
+            offsets.append(max(0, text_len - (0x80 <= token[0] < 0xC0)))
+            text_len += sum(1 for c in token if not 0x80 <= c < 0xC0)
+        text = b"".join(token_bytes).decode("utf-8", errors="strict")
+        return text, offsets
+
+    def decode_batch(
+        self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
+    ) -> list[str]:
+        """Decodes many token sequences."""
+        return [b.decode("utf-8", errors=errors) for b in self.decode_bytes_batch(batch, num_threads=num_threads)]
+
+    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
+        """Decodes many token sequences to bytes, in parallel."""
+        seqs = [_check_tokens(t) for t in batch]
+        return self._core_bpe.decode_bytes_batch(seqs, _check_threads(num_threads))
+
+    # ------------------------------------------------------------------ misc
+
+    def token_byte_values(self) -> list[bytes]:
+        """Every ordinary token's bytes, sorted."""
+        return self._core_bpe.token_byte_values()
+
+    def split(self, text: str) -> list[str]:
+        """The pre-tokenizer's pieces of ``text`` (what BPE merges independently)."""
+        text = _check_text(text)
+        try:
+            return self._core_bpe.split(text)
+        except UnicodeEncodeError:
+            return self._core_bpe.split(_fix_surrogates(text))
+
+    @property
+    def eot_token(self) -> int:
+        return self._special_tokens["<|endoftext|>"]
+
+    @functools.cached_property
+    def special_tokens_set(self) -> set[str]:
+        return set(self._special_tokens.keys())
+
+    @functools.cached_property
+    def _special_token_values(self) -> frozenset[int]:
+        return frozenset(self._special_tokens.values())
+
+    def is_special_token(self, token: int) -> bool:
+        if not isinstance(token, int):
+            raise InputTypeError(f"a token id must be an int, got {type(token).__name__}")
+        return token in self._special_token_values
+
+    @property
+    def n_vocab(self) -> int:
+        """``max_token_value + 1`` (counts unused ids, as tiktoken does)."""
+        return self.max_token_value + 1
+
+    # ------------------------------------------------------------------ private (tiktoken's)
+
+    def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
+        if isinstance(text_or_bytes, str):
+            text_or_bytes = text_or_bytes.encode("utf-8")
+        return self._core_bpe.encode_single_piece(text_or_bytes)
+
+    def _encode_only_native_bpe(self, text: str) -> list[int]:
+        out: list[int] = []
+        for piece in regex.findall(_fancy_to_regex(self._pat_str), text):
+            out.extend(self._core_bpe.encode_single_piece(piece.encode("utf-8")))
+        return out
+
+    def _encode_bytes(self, text: bytes) -> list[int]:
+        return self._core_bpe.encode_bytes(text)
+
+    def _check_special(self, text: str, allowed_special: Any, disallowed_special: Any) -> list[str]:
+        """Applies tiktoken's policy; returns the allowed special strings for the core."""
+        if allowed_special == "all":
+            allowed_special = self.special_tokens_set
+        if disallowed_special == "all":
+            disallowed_special = self.special_tokens_set - set(allowed_special)
+        if disallowed_special:
+            if not isinstance(disallowed_special, frozenset):
+                disallowed_special = frozenset(disallowed_special)
+            if match := _special_token_regex(disallowed_special).search(text):
+                raise_disallowed_special_token(match.group())
+        return [s for s in allowed_special if s in self._special_tokens]
+
+    def _check_special_batch(self, texts: list[str], allowed_special: Any, disallowed_special: Any) -> list[str]:
+        allowed: list[str] = []
+        for t in texts:
+            allowed = self._check_special(t, allowed_special, disallowed_special)
+        if not texts:
+            allowed = self._check_special("", allowed_special, disallowed_special)
+        return allowed
+
+    # ------------------------------------------------------------------ pickling
+
+    def __getstate__(self) -> object:
+        from bpekit import registry
+
+        if self is registry.ENCODINGS.get(self.name):
+            return self.name
+        return {
+            "name": self.name,
+            "pat_str": self._pat_str,
+            "mergeable_ranks": self._mergeable_ranks,
+            "special_tokens": self._special_tokens,
+        }
+
+    def __setstate__(self, value: object) -> None:
+        from bpekit import registry
+
+        if isinstance(value, str):
+            self.__dict__ = registry.get_encoding(value).__dict__
+            return
+        if not isinstance(value, dict):
+            raise InputTypeError(f"cannot unpickle an Encoding from {type(value).__name__}")
+        self.__init__(**value)  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+@functools.lru_cache(maxsize=128)
+def _special_token_regex(tokens: frozenset[str]) -> regex.Pattern[str]:
+    inner = "|".join(regex.escape(t) for t in sorted(tokens, key=len, reverse=True))
+    return regex.compile(f"({inner})")
+
+
+def raise_disallowed_special_token(token: str) -> None:
+    raise DisallowedSpecialError(
+        f"Encountered text corresponding to disallowed special token {token!r}.\n"
+        "If you want this text to be encoded as a special token, "
+        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+        f"If you want this text to be encoded as normal text, disable the check for this token "
+        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+        "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+    )
+
+
+def _fix_surrogates(text: str) -> str:
+    # Lone surrogates cannot be UTF-8: join valid pairs, replace the rest by U+FFFD (as tiktoken).
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _fancy_to_regex(pattern: str) -> str:
+    return pattern.replace(r"\s++$", r"\s++\Z")
+
+
+def _check_type(what: str, value: object, typ: type) -> None:
+    if not isinstance(value, typ):
+        raise InputTypeError(f"{what} must be a {typ.__name__}, got {type(value).__name__}")
+
+
+def _check_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise InputTypeError(
+            f"text must be a str, got {type(text).__name__}"
+            + (" (decode bytes first, or use _encode_bytes)" if isinstance(text, (bytes, bytearray)) else "")
+        )
+    return text
+
+
+def _check_batch(texts: object) -> list[str]:
+    if isinstance(texts, str) or not isinstance(texts, Sequence):
+        raise InputTypeError(f"a batch must be a list of str, got {type(texts).__name__}")
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise InputTypeError(f"batch item {i} must be a str, got {type(t).__name__}")
+    return list(texts)
+
+
+def _check_threads(n: object) -> int:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise InputTypeError(f"num_threads must be an int >= 0 (0 = one per core), got {n!r}")
+    return n
+
+
+def _check_tokens(tokens: object) -> list[int]:
+    if isinstance(tokens, (str, bytes)):
+        raise InputTypeError(f"tokens must be a sequence of int, got {type(tokens).__name__}")
+    try:
+        return list(tokens)  # type: ignore[call-overload]
+    except TypeError as e:
+        raise InputTypeError(f"tokens must be a sequence of int, got {type(tokens).__name__}") from e

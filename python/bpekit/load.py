@@ -1,0 +1,190 @@
+"""Finding, verifying and parsing rank files (`.tiktoken`, GPT-2's `encoder.json` + `vocab.bpe`).
+
+A named encoding's files are looked up, in order, in ``$BPEKIT_DATA_DIR``, then in the user cache
+(``$BPEKIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/bpekit``, else ``~/.cache/bpekit``), then downloaded
+over HTTPS from their canonical location (unless ``BPEKIT_OFFLINE=1``). Every file is checked
+against its published sha256; downloads are written to the cache atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import urllib.request
+from pathlib import Path
+
+from bpekit import _core
+from bpekit.errors import ChecksumError, DataNotFoundError, FormatError
+
+_DOWNLOAD_TIMEOUT_S = 60
+
+
+def cache_dir() -> Path:
+    """The user cache directory for downloaded rank files."""
+    if d := os.environ.get("BPEKIT_CACHE_DIR"):
+        return Path(d)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "bpekit"
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Writes ``data`` to ``path`` through a temporary file and a rename: never a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _download(url: str) -> bytes:
+    if not url.startswith("https://"):
+        raise DataNotFoundError(f"refusing to download {url!r}: only https:// URLs are fetched")
+    try:
+        with urllib.request.urlopen(url, timeout=_DOWNLOAD_TIMEOUT_S) as r:  # noqa: S310 (https only)
+            return bytes(r.read())
+    except OSError as e:
+        raise DataNotFoundError(f"could not download {url}: {e}") from e
+
+
+def fetch(filename: str, url: str, sha256: str | None) -> bytes:
+    """The bytes of a named data file, from the data dir, the cache, or the network, verified."""
+    tried: list[str] = []
+    if data_dir := os.environ.get("BPEKIT_DATA_DIR"):
+        p = Path(data_dir) / filename
+        tried.append(str(p))
+        if p.is_file():
+            data = p.read_bytes()
+            if sha256 and sha256_hex(data) != sha256:
+                raise ChecksumError(
+                    f"{p} does not have the expected sha256 {sha256} (got {sha256_hex(data)}); "
+                    "it is not the canonical file"
+                )
+            return data
+    cached = cache_dir() / filename
+    tried.append(str(cached))
+    if cached.is_file():
+        data = cached.read_bytes()
+        if not sha256 or sha256_hex(data) == sha256:
+            return data
+        cached.unlink(missing_ok=True)  # corrupt or stale: fetch again
+    if os.environ.get("BPEKIT_OFFLINE", "") not in ("", "0"):
+        raise DataNotFoundError(_not_found(filename, url, tried, "BPEKIT_OFFLINE is set"))
+    try:
+        data = _download(url)
+    except DataNotFoundError as e:
+        raise DataNotFoundError(_not_found(filename, url, tried, str(e))) from e
+    if sha256 and sha256_hex(data) != sha256:
+        raise ChecksumError(f"Hash mismatch for data downloaded from {url} (expected {sha256})")
+    try:
+        write_atomic(cached, data)
+    except OSError:
+        pass  # a read-only cache is not fatal
+    return data
+
+
+def _not_found(filename: str, url: str, tried: list[str], why: str) -> str:
+    places = "\n".join(f"  - {t}" for t in tried)
+    return (
+        f"{filename} was not found locally and could not be downloaded ({why}).\n"
+        f"Looked in:\n{places}\n"
+        f"Fix: download {url} and put it in a directory named by BPEKIT_DATA_DIR "
+        f"(or in {cache_dir()})."
+    )
+
+
+def _read_path_or_url(path_or_url: str | os.PathLike[str], expected_hash: str | None) -> bytes:
+    s = os.fspath(path_or_url)
+    if s.startswith(("http://", "https://")):
+        data = _download(s)
+    else:
+        try:
+            data = Path(s).read_bytes()
+        except OSError as e:
+            raise DataNotFoundError(f"cannot read {s}: {e.strerror or e}") from e
+    if expected_hash and sha256_hex(data) != expected_hash:
+        raise ChecksumError(f"{s} does not have the expected sha256 {expected_hash}")
+    return data
+
+
+def load_tiktoken_bpe(path_or_url: str | os.PathLike[str], expected_hash: str | None = None) -> dict[bytes, int]:
+    """Reads a ``.tiktoken`` rank file (path or https URL) as ``{token bytes: rank}``."""
+    data = _read_path_or_url(path_or_url, expected_hash)
+    return _core.parse_tiktoken_ranks(data, os.fspath(path_or_url))
+
+
+def dump_tiktoken_bpe(bpe_ranks: dict[bytes, int], tiktoken_bpe_file: str | os.PathLike[str]) -> None:
+    """Writes ranks as a ``.tiktoken`` file (sorted by rank, LF endings), atomically."""
+    import base64
+
+    lines = []
+    for token, rank in sorted(bpe_ranks.items(), key=lambda x: x[1]):
+        if not isinstance(token, bytes) or not isinstance(rank, int) or rank < 0:
+            raise FormatError(f"cannot write rank entry {token!r}: {rank!r} (need bytes -> int >= 0)")
+        lines.append(base64.b64encode(token) + b" " + str(rank).encode() + b"\n")
+    write_atomic(tiktoken_bpe_file, b"".join(lines))
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's printable alphabet: byte -> one character (formats.md §2.1)."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs), strict=True))
+
+
+def data_gym_to_mergeable_bpe_ranks(vocab_bpe: bytes, encoder_json: bytes) -> dict[bytes, int]:
+    """GPT-2's ``vocab.bpe`` + ``encoder.json`` as ranks (256 single bytes, then one per merge)."""
+    byte_decoder = {c: b for b, c in bytes_to_unicode().items()}
+    rank_to_intbyte = list(byte_decoder.values())
+    ranks = {bytes([b]): i for i, b in enumerate(rank_to_intbyte)}
+
+    def decode(s: str) -> bytes:
+        try:
+            return bytes(byte_decoder[c] for c in s)
+        except KeyError as e:
+            raise FormatError(f"vocab.bpe token {s!r} has a character outside GPT-2's byte alphabet") from e
+
+    try:
+        lines = vocab_bpe.decode("utf-8").split("\n")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"vocab.bpe is not UTF-8: {e}") from e
+    if not lines or not lines[0].startswith("#version"):
+        raise FormatError("vocab.bpe must start with a '#version' line")
+    n = len(ranks)
+    for i, line in enumerate(lines[1:-1], start=2):
+        parts = line.split()
+        if len(parts) != 2:
+            raise FormatError(f"vocab.bpe line {i}: expected two tokens, got {line!r}")
+        ranks[decode(parts[0]) + decode(parts[1])] = n
+        n += 1
+    try:
+        encoder = json.loads(encoder_json)
+    except (ValueError, RecursionError) as e:
+        raise FormatError(f"encoder.json is not valid JSON: {e}") from e
+    if not isinstance(encoder, dict):
+        raise FormatError("encoder.json must be a JSON object of token -> id")
+    encoder_ranks = {decode(k): v for k, v in encoder.items() if k not in ("<|endoftext|>", "<|startoftext|>")}
+    if encoder_ranks != ranks:
+        raise FormatError("encoder.json and vocab.bpe disagree (the merges do not produce the encoder's ids)")
+    return ranks
