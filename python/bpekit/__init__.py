@@ -6,7 +6,7 @@ token identical to tiktoken and several times faster.
 
 from __future__ import annotations
 
-from bpekit import errors
+from bpekit import errors, patterns
 from bpekit._core import __version__
 from bpekit.encoding import Encoding
 from bpekit.errors import BpekitError
@@ -26,6 +26,7 @@ __all__ = [
     "encoding_for_model",
     "encoding_name_for_model",
     "errors",
+    "patterns",
     "get_encoding",
     "list_encoding_names",
     "load_tiktoken_bpe",

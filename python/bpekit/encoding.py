@@ -90,8 +90,7 @@ class Encoding:
         self._core_bpe = core
         self._special_tokens = dict(special_tokens)
         self._ranks_cache = mergeable_ranks
-        n_ordinary = core.n_mergeable()
-        max_ordinary = max(self._mergeable_ranks.values()) if n_ordinary else 0
+        max_ordinary = core.max_rank() or 0
         self.max_token_value = max(max_ordinary, max(special_tokens.values(), default=0))
 
     @property

@@ -77,6 +77,11 @@ impl CoreBPE {
         PyBytes::new(py, &data)
     }
 
+    /// The largest ordinary token id (`None` for an empty vocabulary).
+    fn max_rank(&self) -> Option<Rank> {
+        self.core.vocab.encoder.values().copied().max()
+    }
+
     fn n_mergeable(&self) -> usize {
         self.core.vocab.encoder.len()
     }

@@ -1,0 +1,112 @@
+"""Single-thread encode speed, bpekit vs tiktoken (and other peers that are installed), side by side.
+
+Per-document ``encode_ordinary`` calls returning a list, as an application would make them.
+Each round times every library once on the whole corpus, in rotating order; the table reports the
+median MB/s and the median of the per-round speed ratios to tiktoken (machines here are noisy:
+ratios from the same round are what to trust). Ids are checked identical to tiktoken first; any
+difference aborts the run.
+
+    python benches/encode.py [--rounds 5] [--encodings cl100k_base o200k_base] [--numpy]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from corpora import CORPORA, DATA, size_mb  # noqa: E402
+
+os.environ.setdefault("BPEKIT_DATA_DIR", str(DATA / "ranks"))
+
+import bpekit  # noqa: E402
+
+PATTERNS = {"cl100k_base": bpekit.patterns.CL100K, "o200k_base": bpekit.patterns.O200K}
+SPECIALS = {
+    "cl100k_base": {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                    "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+    "o200k_base": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+}
+
+
+def tiktoken_encoding(name: str):  # noqa: ANN201
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    ranks = load_tiktoken_bpe(str(DATA / "ranks" / f"{name}.tiktoken"))
+    return tiktoken.Encoding(name, pat_str=PATTERNS[name], mergeable_ranks=ranks, special_tokens=SPECIALS[name])
+
+
+def libraries(name: str, numpy: bool) -> dict[str, Callable[[str], object]]:
+    libs: dict[str, Callable[[str], object]] = {}
+    enc = bpekit.get_encoding(name)
+    tk = tiktoken_encoding(name)
+    libs["tiktoken"] = tk.encode_ordinary
+    libs["bpekit"] = enc.encode_ordinary
+    if numpy:
+        libs["tiktoken(numpy)"] = lambda t: tk.encode_to_numpy(t, disallowed_special=())
+        libs["bpekit(numpy)"] = lambda t: enc.encode_to_numpy(t, disallowed_special=())
+    return libs
+
+
+def check_identical(libs: dict[str, Callable[[str], object]], docs: list[str]) -> None:
+    ref = libs["tiktoken"]
+    for lib, fn in libs.items():
+        for i, d in enumerate(docs):
+            a, b = fn(d), ref(d)
+            a = a.tolist() if hasattr(a, "tolist") else a  # type: ignore[union-attr]
+            if a != b:
+                raise SystemExit(f"MISMATCH: {lib} differs from tiktoken on document {i}: {d[:80]!r}")
+
+
+def run(docs: list[str], libs: dict[str, Callable[[str], object]], rounds: int) -> dict[str, tuple[float, float]]:
+    mb = size_mb(docs)
+    speeds: dict[str, list[float]] = {k: [] for k in libs}
+    ratios: dict[str, list[float]] = {k: [] for k in libs}
+    names = list(libs)
+    for r in range(rounds):
+        order = names[r % len(names):] + names[: r % len(names)]
+        this: dict[str, float] = {}
+        for lib in order:
+            fn = libs[lib]
+            t0 = time.perf_counter()
+            for d in docs:
+                fn(d)
+            this[lib] = mb / (time.perf_counter() - t0)
+        for lib in names:
+            speeds[lib].append(this[lib])
+            ratios[lib].append(this[lib] / this["tiktoken"])
+    return {lib: (statistics.median(speeds[lib]), statistics.median(ratios[lib])) for lib in names}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
+    ap.add_argument("--corpora", nargs="+", default=list(CORPORA))
+    ap.add_argument("--numpy", action="store_true", help="also time encode_to_numpy")
+    args = ap.parse_args()
+    corpora = {c: CORPORA[c]() for c in args.corpora}
+    header = None
+    for name in args.encodings:
+        libs = libraries(name, args.numpy)
+        if header is None:
+            header = "| encoding | corpus (MB) | " + " | ".join(libs) + " |"
+            print(header)
+            print("|" + "---|" * (2 + len(libs)))
+        for corpus, docs in corpora.items():
+            check_identical(libs, docs)
+            res = run(docs, libs, args.rounds)
+            cells = [f"{s:.1f} ({r:.2f}x)" for s, r in res.values()]
+            print(f"| {name} | {corpus} ({size_mb(docs):.2f}) | " + " | ".join(cells) + " |", flush=True)
+    print(f"\nMB/s of input, median of {args.rounds} rounds (median per-round ratio to tiktoken); "
+          f"bpekit {bpekit.__version__}, single thread, per-document calls.")
+
+
+if __name__ == "__main__":
+    main()

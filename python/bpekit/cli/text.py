@@ -1,0 +1,137 @@
+"""``bpekit encode``, ``decode`` and ``count``: text in, ids out (and back).
+
+Documents come from positional arguments (one document each), ``--file`` (one document per file,
+or per line with ``--lines``), or standard input when neither is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from bpekit.errors import UsageError
+
+
+def _encoding(name: str):  # noqa: ANN202
+    from bpekit import get_encoding
+
+    return get_encoding(name)
+
+
+def _common(p: argparse.ArgumentParser, *, text_input: bool = True) -> None:
+    p.add_argument("-e", "--encoding", default="o200k_base", help="encoding name (default: o200k_base)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per document")
+    if text_input:
+        p.add_argument("-f", "--file", action="append", default=[], metavar="PATH", help="read a document from a file ('-' = stdin); repeatable")
+        p.add_argument("--lines", action="store_true", help="treat every input line as a document")
+        p.add_argument("--allow-special", action="store_true", help="encode special-token text as special tokens (default: refuse it)")
+        p.add_argument("--ordinary", action="store_true", help="encode special-token text as ordinary text")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("encode", help="text -> token ids", description="Encode documents; prints one line of ids per document.")
+    p.add_argument("text", nargs="*", help="documents to encode (default: stdin)")
+    _common(p)
+    p.set_defaults(run=run_encode)
+
+    p = sub.add_parser("count", help="count tokens", description="Count the tokens of each document.")
+    p.add_argument("text", nargs="*", help="documents to count (default: stdin)")
+    _common(p)
+    p.add_argument("--total", action="store_true", help="print only the total over all documents")
+    p.set_defaults(run=run_count)
+
+    p = sub.add_parser("decode", help="token ids -> text", description="Decode ids (space/comma separated, or JSON arrays, one document per line).")
+    p.add_argument("ids", nargs="*", help="ids of one document (default: stdin, one document per line)")
+    _common(p, text_input=False)
+    p.set_defaults(run=run_decode)
+
+
+def _read(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    return Path(path).read_text(encoding="utf-8", errors="surrogateescape")
+
+
+def _documents(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
+    """(source label, text) per document."""
+    sources: list[tuple[str, str]] = [(f"arg{i}", t) for i, t in enumerate(args.text)]
+    sources += [(f, _read(f)) for f in args.file]
+    if not sources:
+        sources = [("<stdin>", sys.stdin.read())]
+    for label, text in sources:
+        if args.lines:
+            for n, line in enumerate(text.splitlines(), start=1):
+                yield f"{label}:{n}", line
+        else:
+            yield label, text
+
+
+def _encode_one(enc, args: argparse.Namespace, text: str) -> list[int]:  # noqa: ANN001
+    if args.allow_special and args.ordinary:
+        raise UsageError("--allow-special and --ordinary exclude each other")
+    if args.allow_special:
+        return enc.encode(text, allowed_special="all")
+    if args.ordinary:
+        return enc.encode_ordinary(text)
+    return enc.encode(text)
+
+
+def run_encode(args: argparse.Namespace) -> int:
+    enc = _encoding(args.encoding)
+    for label, text in _documents(args):
+        ids = _encode_one(enc, args, text)
+        if args.json:
+            print(json.dumps({"source": label, "ids": ids, "count": len(ids)}))
+        else:
+            print(" ".join(map(str, ids)))
+    return 0
+
+
+def run_count(args: argparse.Namespace) -> int:
+    enc = _encoding(args.encoding)
+    total = 0
+    for label, text in _documents(args):
+        n = len(_encode_one(enc, args, text))
+        total += n
+        if args.total:
+            continue
+        if args.json:
+            print(json.dumps({"source": label, "count": n, "bytes": len(text.encode("utf-8", "surrogatepass"))}))
+        else:
+            print(n)
+    if args.total:
+        print(json.dumps({"total": total}) if args.json else total)
+    return 0
+
+
+def _parse_ids(line: str) -> list[int]:
+    line = line.strip()
+    if not line:
+        return []
+    if line.startswith("["):
+        try:
+            ids = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"not a JSON array of ids: {line[:40]!r}") from e
+    else:
+        ids = [tok for tok in re.split(r"[\s,]+", line) if tok]
+    try:
+        return [int(i) for i in ids]
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"token ids must be integers: {line[:40]!r}") from e
+
+
+def run_decode(args: argparse.Namespace) -> int:
+    enc = _encoding(args.encoding)
+    docs = [" ".join(args.ids)] if args.ids else sys.stdin.read().splitlines()
+    for line in docs:
+        text = enc.decode(_parse_ids(line))
+        if args.json:
+            print(json.dumps({"text": text}, ensure_ascii=False))
+        else:
+            sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
+    return 0
