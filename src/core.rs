@@ -2,19 +2,43 @@
 //! tiktoken's `encode_with_unstable`. Pure Rust; the binding in `py/` only converts types.
 
 use crate::error::{Error, Result};
-use crate::merge::{byte_pair_encode, byte_pair_encode_into, Ranks};
+use crate::merge::cache::{self, PieceCache};
+use crate::merge::{byte_pair_encode, byte_pair_encode_bounded, Ranks};
 use crate::pretokenize::Pretokenizer;
 use crate::special::Specials;
 use crate::vocab::{Rank, Vocab};
 use rustc_hash::FxHashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct CoreBpe {
     pub vocab: Vocab,
     pub specials: Specials,
     pub pretokenizer: Pretokenizer,
     /// All ordinary token bytes, sorted (for completion search in `encode_with_unstable`).
     sorted_token_bytes: std::sync::OnceLock<Vec<Vec<u8>>>,
+    /// Identity of this encoder's per-thread pre-token caches, and their byte budget (0 = off).
+    cache_owner: u64,
+    cache_capacity: AtomicUsize,
+}
+
+impl Clone for CoreBpe {
+    fn clone(&self) -> Self {
+        CoreBpe {
+            vocab: self.vocab.clone(),
+            specials: self.specials.clone(),
+            pretokenizer: self.pretokenizer.clone(),
+            sorted_token_bytes: self.sorted_token_bytes.clone(),
+            cache_owner: cache::new_owner_id(),
+            cache_capacity: AtomicUsize::new(self.cache_capacity.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+impl Drop for CoreBpe {
+    fn drop(&mut self) {
+        cache::forget(self.cache_owner);
+    }
 }
 
 impl CoreBpe {
@@ -22,7 +46,24 @@ impl CoreBpe {
         let pretokenizer = Pretokenizer::new(pattern)?;
         let vocab = Vocab::new(ranks, &specials)?;
         let specials = Specials::new(specials)?;
-        Ok(CoreBpe { vocab, specials, pretokenizer, sorted_token_bytes: Default::default() })
+        Ok(CoreBpe {
+            vocab,
+            specials,
+            pretokenizer,
+            sorted_token_bytes: Default::default(),
+            cache_owner: cache::new_owner_id(),
+            cache_capacity: AtomicUsize::new(cache::DEFAULT_CAPACITY_BYTES),
+        })
+    }
+
+    /// Sets the per-thread pre-token cache budget in bytes (0 turns the cache off).
+    pub fn set_cache_capacity(&self, bytes: usize) {
+        self.cache_capacity.store(bytes, Ordering::Relaxed);
+        cache::forget(self.cache_owner);
+    }
+
+    pub fn cache_capacity(&self) -> usize {
+        self.cache_capacity.load(Ordering::Relaxed)
     }
 
     #[inline]
@@ -32,14 +73,30 @@ impl CoreBpe {
 
     /// Encodes one piece, appending ids; returns how many ids it produced.
     #[inline]
-    fn encode_piece(&self, piece: &[u8], out: &mut Vec<Rank>) -> Result<usize> {
+    fn encode_piece(&self, piece: &[u8], out: &mut Vec<Rank>, cache: &mut Option<&mut PieceCache>) -> Result<usize> {
         if let Some(&t) = self.ranks().get(piece) {
             out.push(t);
             return Ok(1);
         }
+        let cacheable = piece.len() <= cache::MAX_CACHED_PIECE;
+        if let (true, Some(c)) = (cacheable, cache.as_deref()) {
+            if let Some(ids) = c.get(piece) {
+                out.extend_from_slice(ids);
+                return Ok(ids.len());
+            }
+        }
         let before = out.len();
-        byte_pair_encode_into(self.ranks(), piece, out)?;
+        byte_pair_encode_bounded(self.ranks(), self.vocab.max_token_len, piece, out)?;
+        if let (true, Some(c)) = (cacheable, cache.as_deref_mut()) {
+            c.insert(piece, &out[before..], self.cache_capacity());
+        }
         Ok(out.len() - before)
+    }
+
+    /// Runs `f` with this thread's pre-token cache for this encoder (if enabled and free).
+    #[inline]
+    fn with_cache<R>(&self, f: impl FnOnce(Option<&mut PieceCache>) -> R) -> R {
+        cache::with_cache(self.cache_owner, self.cache_capacity() > 0, f)
     }
 
     /// Encodes text with no special-token handling; appends to `out` and returns the number of
@@ -47,9 +104,11 @@ impl CoreBpe {
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<usize> {
         let bytes = text.as_bytes();
         let mut last = 0;
-        self.pretokenizer.for_each_piece(text, |s, e| {
-            last = self.encode_piece(&bytes[s..e], out)?;
-            Ok(())
+        self.with_cache(|mut cache| {
+            self.pretokenizer.for_each_piece(text, |s, e| {
+                last = self.encode_piece(&bytes[s..e], out, &mut cache)?;
+                Ok(())
+            })
         })?;
         Ok(last)
     }
@@ -65,10 +124,12 @@ impl CoreBpe {
         let bytes = text.as_bytes();
         let mut n = 0;
         let mut scratch = Vec::with_capacity(64);
-        self.pretokenizer.for_each_piece(text, |s, e| {
-            scratch.clear();
-            n += self.encode_piece(&bytes[s..e], &mut scratch)?;
-            Ok(())
+        self.with_cache(|mut cache| {
+            self.pretokenizer.for_each_piece(text, |s, e| {
+                scratch.clear();
+                n += self.encode_piece(&bytes[s..e], &mut scratch, &mut cache)?;
+                Ok(())
+            })
         })?;
         Ok(n)
     }

@@ -235,13 +235,16 @@ class Encoding:
             return t
         if (special := self._special_tokens.get(as_bytes.decode("utf-8", "replace"))) is not None:
             return special
-        raise InvalidTokenError(text_or_bytes)
+        raise InvalidTokenError(as_bytes)
 
     # ------------------------------------------------------------------ decoding
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         """The bytes of a token sequence; an unknown id raises ``KeyError``."""
-        return self._core_bpe.decode_bytes(_check_tokens(tokens))
+        try:
+            return self._core_bpe.decode_bytes(_check_tokens(tokens))
+        except TypeError as e:
+            raise InputTypeError(f"token ids must be ints: {e}") from e
 
     def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
         """Decodes to text; invalid UTF-8 is handled by ``errors`` (lossy by default, as tiktoken)."""
@@ -251,14 +254,16 @@ class Encoding:
         """The bytes of one token (ordinary or special)."""
         if not isinstance(token, int) or isinstance(token, bool):
             raise InputTypeError(f"a token id must be an int, got {type(token).__name__}")
-        b = self._core_bpe.token_bytes(token) if 0 <= token < 2**32 else None
+        if not 0 <= token < 2**32:
+            raise OverflowError(f"token id {token} is out of range (0..2**32)")
+        b = self._core_bpe.token_bytes(token)
         if b is None:
             raise InvalidTokenError(str(token))
         return b
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
         """The bytes of each token."""
-        return [self.decode_single_token_bytes(t) for t in tokens]
+        return [self.decode_single_token_bytes(t) for t in _check_tokens(tokens)]
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """The text and the character offset at which each token starts (strict UTF-8)."""
@@ -279,8 +284,13 @@ class Encoding:
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
         """Decodes many token sequences to bytes, in parallel."""
+        if isinstance(batch, (str, bytes)):
+            raise InputTypeError(f"a batch must be a list of token sequences, got {type(batch).__name__}")
         seqs = [_check_tokens(t) for t in batch]
-        return self._core_bpe.decode_bytes_batch(seqs, _check_threads(num_threads))
+        try:
+            return self._core_bpe.decode_bytes_batch(seqs, _check_threads(num_threads))
+        except TypeError as e:
+            raise InputTypeError(f"token ids must be ints: {e}") from e
 
     # ------------------------------------------------------------------ misc
 
@@ -295,6 +305,21 @@ class Encoding:
             return self._core_bpe.split(text)
         except UnicodeEncodeError:
             return self._core_bpe.split(_fix_surrogates(text))
+
+    @property
+    def pretoken_cache_bytes(self) -> int:
+        """Byte budget of the per-thread pre-token cache (piece -> ids); 0 means off.
+
+        On by default (4 MiB per thread). The cache never changes results, only speed; set it to 0
+        for memory-critical use or to a larger budget for huge, repetitive corpora.
+        """
+        return self._core_bpe.cache_capacity()
+
+    @pretoken_cache_bytes.setter
+    def pretoken_cache_bytes(self, value: int) -> None:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InputTypeError(f"pretoken_cache_bytes must be an int >= 0, got {value!r}")
+        self._core_bpe.set_cache_capacity(value)
 
     @property
     def eot_token(self) -> int:
@@ -323,7 +348,7 @@ class Encoding:
     def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
         if isinstance(text_or_bytes, str):
             text_or_bytes = text_or_bytes.encode("utf-8")
-        return self._core_bpe.encode_single_piece(text_or_bytes)
+        return self._core_bpe.encode_single_piece(_check_bytes(text_or_bytes))
 
     def _encode_only_native_bpe(self, text: str) -> list[int]:
         out: list[int] = []
@@ -332,7 +357,7 @@ class Encoding:
         return out
 
     def _encode_bytes(self, text: bytes) -> list[int]:
-        return self._core_bpe.encode_bytes(text)
+        return self._core_bpe.encode_bytes(_check_bytes(text))
 
     def _check_special(self, text: str, allowed_special: Any, disallowed_special: Any) -> list[str]:
         """Applies tiktoken's policy; returns the allowed special strings for the core."""
@@ -423,8 +448,14 @@ def _check_text(text: object) -> str:
     return text
 
 
+def _check_bytes(data: object) -> bytes:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise InputTypeError(f"expected bytes, got {type(data).__name__}")
+    return bytes(data)
+
+
 def _check_batch(texts: object) -> list[str]:
-    if isinstance(texts, str) or not isinstance(texts, Sequence):
+    if isinstance(texts, (str, bytes, bytearray)) or not isinstance(texts, Sequence):
         raise InputTypeError(f"a batch must be a list of str, got {type(texts).__name__}")
     for i, t in enumerate(texts):
         if not isinstance(t, str):

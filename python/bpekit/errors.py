@@ -19,6 +19,10 @@ class InputTypeError(BpekitError, TypeError):
     """An argument has the wrong type (e.g. ``encode`` given bytes or ``None`` instead of ``str``)."""
 
 
+class UnknownEncodingError(BpekitError, ValueError):
+    """``get_encoding`` was given a name that is not a known encoding (or not a string)."""
+
+
 class VocabError(BpekitError, ValueError):
     """A vocabulary is inconsistent: duplicate ranks, empty tokens, clashing special tokens."""
 
@@ -59,6 +63,11 @@ class UsageError(BpekitError, ValueError):
     fitted or fitted twice, ``top_n < 1``, an empty list to decode."""
 
 
+class UnknownIdError(InvalidTokenError, ValueError):
+    """An id to decode that a UBPE model does not have: an InvalidTokenError (KeyError) that is
+    also a ValueError, the exception ubpe raises for it."""
+
+
 __all__ = [
     "BpekitError",
     "ChecksumError",
@@ -70,6 +79,8 @@ __all__ = [
     "InternalError",
     "InvalidTokenError",
     "PatternError",
+    "UnknownIdError",
+    "UnknownEncodingError",
     "UsageError",
     "VocabError",
 ]

@@ -12,7 +12,7 @@ from typing import Any
 
 from bpekit import _core, load, patterns
 from bpekit.encoding import Encoding
-from bpekit.errors import InputTypeError
+from bpekit.errors import InputTypeError, UnknownEncodingError
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -126,14 +126,14 @@ _lock = threading.RLock()
 def get_encoding(encoding_name: str) -> Encoding:
     """A named encoding (loaded once per process, then shared)."""
     if not isinstance(encoding_name, str):
-        raise InputTypeError(f"Expected a string in get_encoding, got {type(encoding_name).__name__}")
+        raise UnknownEncodingError(f"Expected a string in get_encoding, got {type(encoding_name)}")
     if (enc := ENCODINGS.get(encoding_name)) is not None:
         return enc
     with _lock:
         if (enc := ENCODINGS.get(encoding_name)) is not None:
             return enc
         if encoding_name not in CONSTRUCTORS:
-            raise ValueError(
+            raise UnknownEncodingError(
                 f"Unknown encoding {encoding_name}.\nKnown encodings: {list_encoding_names()}"
             )
         enc = CONSTRUCTORS[encoding_name]()

@@ -5,6 +5,7 @@
 //! pieces that dominate real text) and [`heap`] keeps a priority queue over a linked list
 //! (O(n log n), used for long pieces so that no input is quadratic).
 
+pub mod cache;
 pub mod heap;
 pub mod small;
 
@@ -22,6 +23,13 @@ pub type Ranks = FxHashMap<Vec<u8>, Rank>;
 /// Encodes one piece (which is not itself a token) and appends its ids to `out`.
 #[inline]
 pub fn byte_pair_encode_into(ranks: &Ranks, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
+    byte_pair_encode_bounded(ranks, usize::MAX, piece, out)
+}
+
+/// As [`byte_pair_encode_into`], knowing that no token is longer than `max_len` bytes, so that
+/// pairs longer than that are never looked up (this keeps long pieces from hashing long slices).
+#[inline]
+pub fn byte_pair_encode_bounded(ranks: &Ranks, max_len: usize, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
     if piece.len() == 1 {
         out.push(ranks.get(piece).copied().ok_or_else(|| Error::NoToken(piece.to_vec()))?);
         return Ok(());
@@ -29,7 +37,7 @@ pub fn byte_pair_encode_into(ranks: &Ranks, piece: &[u8], out: &mut Vec<Rank>) -
     if piece.len() < HEAP_THRESHOLD {
         small::encode_into(ranks, piece, out)
     } else {
-        heap::encode_into(ranks, piece, out)
+        heap::encode_into(ranks, max_len, piece, out)
     }
 }
 
@@ -71,14 +79,14 @@ mod tests {
             let mut a = vec![];
             let mut b = vec![];
             small::encode_into(&r, s.as_bytes(), &mut a).unwrap();
-            heap::encode_into(&r, s.as_bytes(), &mut b).unwrap();
+            heap::encode_into(&r, usize::MAX, s.as_bytes(), &mut b).unwrap();
             assert_eq!(a, b, "{s}");
         }
         let long: String = "abcdaab".repeat(50);
         let mut a = vec![];
         let mut b = vec![];
         small::encode_into(&r, long.as_bytes(), &mut a).unwrap();
-        heap::encode_into(&r, long.as_bytes(), &mut b).unwrap();
+        heap::encode_into(&r, 4, long.as_bytes(), &mut b).unwrap();
         assert_eq!(a, b);
     }
 

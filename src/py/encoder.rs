@@ -77,6 +77,15 @@ impl CoreBPE {
         PyBytes::new(py, &data)
     }
 
+    /// Sets the per-thread pre-token cache budget in bytes (0 = off).
+    fn set_cache_capacity(&self, bytes: usize) {
+        self.core.set_cache_capacity(bytes)
+    }
+
+    fn cache_capacity(&self) -> usize {
+        self.core.cache_capacity()
+    }
+
     /// The largest ordinary token id (`None` for an empty vocabulary).
     fn max_rank(&self) -> Option<Rank> {
         self.core.vocab.encoder.values().copied().max()

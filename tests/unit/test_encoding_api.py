@@ -280,8 +280,6 @@ def test_get_encoding_and_list() -> None:
         bpekit.get_encoding(None)  # type: ignore[arg-type]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: get_encoding(3) raises InputTypeError, a TypeError, where tiktoken "
-                   "raises ValueError; get_encoding('nope') raises a plain ValueError, not a BpekitError")
 @pytest.mark.parametrize(("arg", "error"), [(3, ValueError), ("nope", errors.BpekitError)])
 def test_get_encoding_errors_are_typed_and_tiktoken_compatible(arg: object, error: type) -> None:
     with pytest.raises(error):
