@@ -359,25 +359,51 @@ class Encoding:
     def _encode_bytes(self, text: bytes) -> list[int]:
         return self._core_bpe.encode_bytes(_check_bytes(text))
 
-    def _check_special(self, text: str, allowed_special: Any, disallowed_special: Any) -> list[str]:
-        """Applies tiktoken's policy; returns the allowed special strings for the core."""
+    def _check_special(self, text: str, allowed_special: Any, disallowed_special: Any) -> list[str] | None:
+        """Applies tiktoken's policy: raises if ``text`` holds a disallowed special token.
+
+        Returns the allowed special strings for the core (``None`` = all of them). Searching for
+        disallowed special tokens runs in Rust (one Aho-Corasick pass) unless the caller names
+        strings that are not special tokens, which go through a regex as in tiktoken.
+        """
         if allowed_special == "all":
-            allowed_special = self.special_tokens_set
+            if disallowed_special != "all" and disallowed_special:
+                self._raise_if_found(text, disallowed_special)
+            return None
+        if not isinstance(allowed_special, (set, frozenset, AbstractSet)):
+            allowed_special = set(allowed_special)
         if disallowed_special == "all":
-            disallowed_special = self.special_tokens_set - set(allowed_special)
+            if not allowed_special:
+                if found := self._first_special(text, None):
+                    raise_disallowed_special_token(found)
+                return []
+            disallowed_special = self.special_tokens_set - allowed_special
         if disallowed_special:
-            if not isinstance(disallowed_special, frozenset):
-                disallowed_special = frozenset(disallowed_special)
-            if match := _special_token_regex(disallowed_special).search(text):
-                raise_disallowed_special_token(match.group())
+            self._raise_if_found(text, disallowed_special)
         return [s for s in allowed_special if s in self._special_tokens]
 
-    def _check_special_batch(self, texts: list[str], allowed_special: Any, disallowed_special: Any) -> list[str]:
-        allowed: list[str] = []
+    def _raise_if_found(self, text: str, disallowed: Collection[str]) -> None:
+        if isinstance(disallowed, str):
+            raise InputTypeError("disallowed_special must be 'all' or a collection of strings, not one string")
+        disallowed = frozenset(disallowed)
+        if disallowed <= self.special_tokens_set:
+            found = self._first_special(text, list(disallowed))
+        else:
+            m = _special_token_regex(disallowed).search(text)
+            found = m.group() if m else None
+        if found:
+            raise_disallowed_special_token(found)
+
+    def _first_special(self, text: str, names: list[str] | None) -> str | None:
+        try:
+            return self._core_bpe.first_special(text, names)
+        except UnicodeEncodeError:
+            return self._core_bpe.first_special(_fix_surrogates(text), names)
+
+    def _check_special_batch(self, texts: list[str], allowed_special: Any, disallowed_special: Any) -> list[str] | None:
+        allowed = self._check_special("", allowed_special, disallowed_special)
         for t in texts:
-            allowed = self._check_special(t, allowed_special, disallowed_special)
-        if not texts:
-            allowed = self._check_special("", allowed_special, disallowed_special)
+            self._check_special(t, allowed_special, disallowed_special)
         return allowed
 
     # ------------------------------------------------------------------ pickling

@@ -13,6 +13,15 @@ use std::collections::HashMap;
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct CoreBPE {
     core: CoreBpe,
+    /// special string -> its index in `core.specials.tokens` (for building allowed masks).
+    special_index: HashMap<String, usize>,
+}
+
+impl From<CoreBpe> for CoreBPE {
+    fn from(core: CoreBpe) -> Self {
+        let special_index = core.specials.tokens.iter().enumerate().map(|(i, (s, _))| (s.clone(), i)).collect();
+        CoreBPE { core, special_index }
+    }
 }
 
 /// Parses a `.tiktoken` rank file's contents into a dict {token bytes: rank}.
@@ -34,16 +43,21 @@ fn ranks_to_dict<'py>(py: Python<'py>, ranks: &Ranks) -> PyResult<Bound<'py, PyD
 }
 
 impl CoreBPE {
-    fn allowed(&self, allowed: Vec<String>) -> Vec<bool> {
-        let mut mask = vec![false; self.core.specials.tokens.len()];
-        for s in allowed {
-            for (i, (t, _)) in self.core.specials.tokens.iter().enumerate() {
-                if *t == s {
-                    mask[i] = true;
+    /// The mask of allowed specials: `None` = every special token, else the named ones.
+    fn allowed(&self, allowed: Option<Vec<String>>) -> Vec<bool> {
+        let n = self.core.specials.tokens.len();
+        match allowed {
+            None => vec![true; n],
+            Some(names) => {
+                let mut mask = vec![false; n];
+                for s in names {
+                    if let Some(&i) = self.special_index.get(&s) {
+                        mask[i] = true;
+                    }
                 }
+                mask
             }
         }
-        mask
     }
 }
 
@@ -54,7 +68,7 @@ impl CoreBPE {
     fn new(py: Python<'_>, ranks: HashMap<Vec<u8>, Rank>, special_tokens: Vec<(String, Rank)>, pattern: &str) -> PyResult<Self> {
         let ranks: Ranks = ranks.into_iter().collect();
         let core = run(py, || CoreBpe::new(ranks, special_tokens, pattern))?;
-        Ok(CoreBPE { core })
+        Ok(core.into())
     }
 
     /// Builds an encoder straight from a rank file's bytes (the fast load path).
@@ -65,7 +79,7 @@ impl CoreBPE {
             let ranks = crate::rankfile::parse(data, source)?;
             CoreBpe::new(ranks, special_tokens, pattern)
         })?;
-        Ok(CoreBPE { core })
+        Ok(core.into())
     }
 
     fn mergeable_ranks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -105,23 +119,23 @@ impl CoreBPE {
         run(py, || self.core.encode_ordinary(text))
     }
 
-    fn encode(&self, py: Python<'_>, text: &str, allowed_special: Vec<String>) -> PyResult<Vec<Rank>> {
+    fn encode(&self, py: Python<'_>, text: &str, allowed_special: Option<Vec<String>>) -> PyResult<Vec<Rank>> {
         let mask = self.allowed(allowed_special);
         run(py, || self.core.encode(text, &mask).map(|r| r.0))
     }
 
-    fn encode_to_numpy<'py>(&self, py: Python<'py>, text: &str, allowed_special: Vec<String>) -> PyResult<Bound<'py, PyArray1<Rank>>> {
+    fn encode_to_numpy<'py>(&self, py: Python<'py>, text: &str, allowed_special: Option<Vec<String>>) -> PyResult<Bound<'py, PyArray1<Rank>>> {
         let mask = self.allowed(allowed_special);
         let v = run(py, || self.core.encode(text, &mask).map(|r| r.0))?;
         Ok(v.into_pyarray(py))
     }
 
-    fn count(&self, py: Python<'_>, text: &str, allowed_special: Vec<String>) -> PyResult<usize> {
+    fn count(&self, py: Python<'_>, text: &str, allowed_special: Option<Vec<String>>) -> PyResult<usize> {
         let mask = self.allowed(allowed_special);
         run(py, || self.core.count(text, &mask))
     }
 
-    fn encode_with_unstable(&self, py: Python<'_>, text: &str, allowed_special: Vec<String>) -> PyResult<(Vec<Rank>, Vec<Vec<Rank>>)> {
+    fn encode_with_unstable(&self, py: Python<'_>, text: &str, allowed_special: Option<Vec<String>>) -> PyResult<(Vec<Rank>, Vec<Vec<Rank>>)> {
         let mask = self.allowed(allowed_special);
         let (t, c) = run(py, || self.core.encode_with_unstable(text, &mask))?;
         Ok((t, c.into_iter().collect()))
@@ -139,13 +153,21 @@ impl CoreBPE {
         self.core.vocab.rank(piece)
     }
 
+    /// The leftmost special token in `text` among `names` (`None` = all), if any.
+    #[pyo3(signature = (text, names = None))]
+    fn first_special(&self, py: Python<'_>, text: &str, names: Option<Vec<String>>) -> Option<String> {
+        let mask = self.allowed(names);
+        let found = py.detach(|| self.core.specials.find_allowed(text.as_bytes(), 0, &mask));
+        found.map(|f| text[f.start..f.end].to_string())
+    }
+
     /// Pre-tokenizes `text` (the pieces BPE sees).
     fn split<'py>(&self, py: Python<'py>, text: &'py str) -> PyResult<Vec<&'py str>> {
         run(py, || self.core.pretokenizer.split(text))
     }
 
     #[pyo3(signature = (texts, allowed_special, num_threads = 0))]
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, allowed_special: Vec<String>, num_threads: usize) -> PyResult<Vec<Vec<Rank>>> {
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, allowed_special: Option<Vec<String>>, num_threads: usize) -> PyResult<Vec<Vec<Rank>>> {
         let mask = self.allowed(allowed_special);
         run(py, || {
             parallel::map(&texts, num_threads, |t| self.core.encode(t, &mask).map(|r| r.0))
@@ -156,7 +178,7 @@ impl CoreBPE {
 
     /// Encodes a batch into one flat uint32 array plus int64 offsets (len = n + 1).
     #[pyo3(signature = (texts, allowed_special, num_threads = 0))]
-    fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<String>, allowed_special: Vec<String>, num_threads: usize) -> PyResult<(Bound<'py, PyArray1<Rank>>, Bound<'py, PyArray1<i64>>)> {
+    fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<String>, allowed_special: Option<Vec<String>>, num_threads: usize) -> PyResult<(Bound<'py, PyArray1<Rank>>, Bound<'py, PyArray1<i64>>)> {
         let mask = self.allowed(allowed_special);
         let (flat, offsets) = run(py, || {
             let parts: Vec<Vec<Rank>> = parallel::map(&texts, num_threads, |t| self.core.encode(t, &mask).map(|r| r.0))
@@ -176,7 +198,7 @@ impl CoreBPE {
     }
 
     #[pyo3(signature = (texts, allowed_special, num_threads = 0))]
-    fn count_batch(&self, py: Python<'_>, texts: Vec<String>, allowed_special: Vec<String>, num_threads: usize) -> PyResult<Vec<usize>> {
+    fn count_batch(&self, py: Python<'_>, texts: Vec<String>, allowed_special: Option<Vec<String>>, num_threads: usize) -> PyResult<Vec<usize>> {
         let mask = self.allowed(allowed_special);
         run(py, || parallel::map(&texts, num_threads, |t| self.core.count(t, &mask)).into_iter().collect())
     }
