@@ -8,14 +8,19 @@ import json
 import math
 import sys
 from collections import Counter
+from itertools import pairwise
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpekit.errors import EncodeError
 from bpekit.ubpe import UBPE, SplitMode, UBPEClassic
 from bpekit.ubpe.score import py312_sum, sequence_weight
+
+
+# Tests that fit a model per example run half the profile's examples (BPEKIT_HYPOTHESIS_EXAMPLES).
+HALF = settings(max_examples=max(10, settings().max_examples // 2))
 
 
 # ----------------------------------------------------------------- oracles (the spec, literally)
@@ -24,7 +29,7 @@ def oracle_classic_word(model: UBPEClassic, word: list[int]):
     pairs_list = list(model.tokens_mapper["forward"])
     forward = model.tokens_mapper["forward"]
     while True:
-        pairs = set(zip(word, word[1:]))
+        pairs = set(pairwise(word))
         first = next((i for i, p in enumerate(pairs_list) if p in pairs), None)
         if first is None:
             break
@@ -94,8 +99,10 @@ def oracle_universal_word(model: UBPE, word: list[int], top_n: int):
                 counter[tok] += 1
                 new = OracleCandidate([tok, *cand.ids], counter, weights)
                 if top_n == 1:
-                    if not heap or new.weight > heap[0].weight or (
-                        new.weight == heap[0].weight and len(new.ids) < len(heap[0].ids)
+                    if (
+                        not heap
+                        or new.weight > heap[0].weight
+                        or (new.weight == heap[0].weight and len(new.ids) < len(heap[0].ids))
                     ):
                         heap = [new]
                 elif len(heap) < top_n:
@@ -114,13 +121,21 @@ WEIGHTS = st.sampled_from([0.0, 0.25, 0.5, 1.0, 1.5, 2.0])  # few values: many e
 def universal_models(draw):
     size = draw(st.integers(2, 4))
     expansions = draw(
-        st.lists(st.lists(st.integers(0, size - 1), min_size=2, max_size=5).map(tuple),
-                 min_size=1, max_size=10, unique=True)
+        st.lists(
+            st.lists(st.integers(0, size - 1), min_size=2, max_size=5).map(tuple),
+            min_size=1,
+            max_size=10,
+            unique=True,
+        )
     )
     mapper = {size + i: list(e) for i, e in enumerate(expansions)}
     weights = {size + i: draw(WEIGHTS) for i in range(len(expansions))}
-    dump = {"n_tokens": size + len(mapper), "alphabet": {str(i): i for i in range(size)},
-            "mapper": mapper, "weights": weights}
+    dump = {
+        "n_tokens": size + len(mapper),
+        "alphabet": {str(i): i for i in range(size)},
+        "mapper": mapper,
+        "weights": weights,
+    }
     return UBPE.loads(json.dumps(dump))
 
 
@@ -136,11 +151,16 @@ def classic_models(draw):
             existing.append(size + len(mapper) - 1)
     ids = list(mapper)
     order = draw(st.permutations(ids))  # priority = mapper order, need not follow ids
-    dump = {"n_tokens": size + len(mapper), "alphabet": {str(i): i for i in range(size)},
-            "mapper": {k: mapper[k] for k in order}, "weights": {k: draw(WEIGHTS) for k in order}}
+    dump = {
+        "n_tokens": size + len(mapper),
+        "alphabet": {str(i): i for i in range(size)},
+        "mapper": {k: mapper[k] for k in order},
+        "weights": {k: draw(WEIGHTS) for k in order},
+    }
     return UBPEClassic.loads(json.dumps(dump))
 
 
+@HALF
 @given(model=universal_models(), data=st.data())
 def test_universal_search_equals_oracle(model: UBPE, data) -> None:
     size = len(model.alphabet)
@@ -187,6 +207,7 @@ SYMBOL_KINDS = {
 
 
 @pytest.mark.parametrize("cls", [UBPE, UBPEClassic])
+@HALF
 @given(kind=st.sampled_from(sorted(SYMBOL_KINDS)), data=st.data())
 def test_decode_inverts_encode(cls, kind: str, data) -> None:
     symbols = SYMBOL_KINDS[kind]
@@ -205,6 +226,7 @@ def test_decode_inverts_encode(cls, kind: str, data) -> None:
         assert weight >= 0.0
 
 
+@HALF
 @given(data=st.data())
 def test_round_trip_through_the_splitting_pipeline(data) -> None:
     alphabet = list("abcdeht .,!")

@@ -55,14 +55,14 @@ def test_border_rule_rejects_a_pair_that_follows_an_accepted_one() -> None:
     # (c,d) x2 is rejected after (a,b) x3 because (d,a) also occurs 2 times
     docs = [[[0, 1, 2, 3, 0, 1]], [[2, 3, 0, 1]]]
     first = reference_merges(docs, 4, 4, 50)
-    assert [(l, r) for _, l, r, _ in first] == [(0, 1)]
+    assert [(left, right) for _, left, right, _ in first] == [(0, 1)]
     assert fast_merges(docs, 4, 4, 50) == first
 
 
 def test_ties_prefer_lower_df_then_larger_pair() -> None:
     # (0,1) and (2,3) both count 2; (2,3) is in one document, (0,1) in two
     docs = [[[0, 1, 2, 3, 2, 3]], [[0, 1]]]
-    (new, left, right, df), *_ = reference_merges(docs, 4, 4, 1)
+    (_, left, right, df), *_ = reference_merges(docs, 4, 4, 1)
     assert (left, right, df) == (2, 3, 1)
     docs = [[[0, 1]], [[2, 3]]]  # count 1, df 1 each: the larger pair wins
     assert reference_merges(docs, 4, 4, 1)[0][1:3] == (2, 3)
@@ -71,7 +71,7 @@ def test_ties_prefer_lower_df_then_larger_pair() -> None:
 def test_weights_are_idf_and_zero_for_one_document() -> None:
     model = UBPE(alphabet="abc", n_tokens=6)
     model.fit(["abcabc", "ab", "c"], rearrange_tokens=False)
-    for token, w in model.tokens_weights.items():
+    for w in model.tokens_weights.values():
         assert 0.0 <= w <= math.log(4 / 2)
     single = UBPEClassic(alphabet="abc", n_tokens=8)
     single.fit(["abcabcaab"])
@@ -85,7 +85,8 @@ def test_empty_document_is_refused_only_when_a_pass_runs() -> None:
         UBPE(alphabet="ab ", n_tokens=4, break_tokens=" ").fit(["  ", "ab"])
     lonely = UBPE(alphabet="ab", n_tokens=4)  # no pair anywhere: no pass, no error
     lonely.fit(["a", "", "b"], rearrange_tokens=False)
-    assert not lonely.is_fitted and lonely.n_tokens == 2
+    assert lonely.is_fitted and lonely.n_tokens == 2 and not lonely.tokens_weights
+    assert lonely.encode("abba") == [([0, 1, 1, 0], 0.0)]
 
 
 def test_corpus_without_pairs_cannot_be_rearranged() -> None:
@@ -134,6 +135,15 @@ def test_classic_cascade_deletes_dependants_and_can_overshoot() -> None:
     assert new_backward == {3: (1, 2)}
 
 
+def test_classic_trim_can_delete_every_token() -> None:
+    # one document: every weight is 0, so the first token is deleted first, and all are built
+    # on it; the model is fitted but has no token left
+    model = UBPEClassic(alphabet=[0, 1], n_tokens=3)
+    model.fit([[0, 1, 0, 1]])
+    assert model.is_fitted and model.tokens_mapper["backward"] == {} and model.n_tokens == 2
+    assert model.encode([0, 1, 0, 1]) == [([0, 1, 0, 1], 0.0)]
+
+
 def test_classic_survivor_ids_are_remapped_inside_pairs() -> None:
     backward = {3: (0, 1), 4: (3, 3)}
     weights = {3: 0.1, 4: 0.9}
@@ -168,7 +178,7 @@ def test_fit_one_megabyte_of_real_text() -> None:
     assert model.n_tokens == 400
     sample = lines[::997]
     for line in sample:
-        (ids, weight), = model.encode(line)
+        ((ids, weight),) = model.encode(line)
         assert model.decode(ids) == line and weight >= 0.0
     encoded = sum(len(model.encode(line)[0][0]) for line in sample)
     assert encoded < 0.6 * sum(map(len, sample))  # the tokens do compress the text

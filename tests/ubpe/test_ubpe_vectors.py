@@ -74,7 +74,9 @@ def build(case: dict):
         init["alphabet"] = {symbol: i for symbol, i in init["alphabet"]}
     model = cls(**init)
     fit = case["fit"]
-    model.fit(fit["corpus"], n_candidates=fit["n_candidates"], rearrange_tokens=fit["rearrange_tokens"])
+    model.fit(
+        fit["corpus"], n_candidates=fit["n_candidates"], rearrange_tokens=fit["rearrange_tokens"]
+    )
     assert_same_dump(model.dumps(), case["dumps"])
     assert model.n_tokens == case["n_tokens_after_fit"]
     return model
@@ -91,9 +93,12 @@ def test_fit_and_dumps(case: dict) -> None:
 ENCODINGS = [(c, e) for c in CASES for e in c.get("encode", [])]
 
 
-@pytest.mark.parametrize(
-    "case_and_item", _params(ENCODINGS, lambda ce: f"{ce[0]['id']}-{ce[1]['input']!r}-{ce[1].get('split_mode', '')}-{ce[1].get('top_n', '')}")
-)
+def _encode_id(case_and_item) -> str:
+    case, item = case_and_item
+    return f"{case['id']}-{item['input']!r}-{item.get('split_mode', '')}-{item.get('top_n', '')}"
+
+
+@pytest.mark.parametrize("case_and_item", _params(ENCODINGS, _encode_id))
 def test_encode(case_and_item, models={}) -> None:  # noqa: B006 - cache of fitted models
     case, item = case_and_item
     model = models.get(case["id"]) or models.setdefault(case["id"], build(case))
@@ -110,7 +115,7 @@ def test_encode(case_and_item, models={}) -> None:  # noqa: B006 - cache of fitt
     got = model.encode(doc, **kwargs)
     expected = [(ids, weight) for ids, weight in item["output"]]
     assert [ids for ids, _ in got] == [ids for ids, _ in expected]
-    for (_, ours), (_, theirs) in zip(got, expected):
+    for (_, ours), (_, theirs) in zip(got, expected, strict=True):
         assert ours == theirs  # bit for bit (the check allows 1e-12; we match exactly)
         assert type(ours) is type(theirs)  # an empty classic word weighs int 0, as in ubpe
 
@@ -118,7 +123,9 @@ def test_encode(case_and_item, models={}) -> None:  # noqa: B006 - cache of fitt
 DECODINGS = [(c, d) for c in CASES for d in c.get("decode", [])]
 
 
-@pytest.mark.parametrize("case_and_item", _params(DECODINGS, lambda cd: f"{cd[0]['id']}-{cd[1]['input']}"))
+@pytest.mark.parametrize(
+    "case_and_item", _params(DECODINGS, lambda cd: f"{cd[0]['id']}-{cd[1]['input']}")
+)
 def test_decode(case_and_item, models={}) -> None:  # noqa: B006 - cache of fitted models
     case, item = case_and_item
     model = models.get(case["id"]) or models.setdefault(case["id"], build(case))

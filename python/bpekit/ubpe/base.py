@@ -49,6 +49,7 @@ class UBPEBase(ABC):
         self.n_tokens = options.check_positive("n_tokens", n_tokens)
         self.tokens_mapper: dict[str, dict[Any, Any]] = {"backward": {}, "forward": {}}
         self.tokens_weights: dict[int, float] = {}
+        self._fitted = False
         self._pipeline = SplitPipeline(
             self.alphabet, self.known_words, self.break_tokens, self.regex_str, self.stop_tokens
         )
@@ -61,8 +62,9 @@ class UBPEBase(ABC):
 
     @property
     def is_fitted(self) -> bool:
-        """True once the model has artificial tokens (fitted or loaded)."""
-        return bool(self.tokens_weights)
+        """True once :meth:`fit` has finished or the model came from :meth:`loads` (a fit may
+        leave no token: a corpus without pairs, or a classic trim that deleted them all)."""
+        return self._fitted
 
     def _check_fitted(self) -> None:
         if not self.is_fitted:
@@ -73,8 +75,13 @@ class UBPEBase(ABC):
             raise InputTypeError(f"`split_mode` must be a SplitMode, not {split_mode!r}")
         return split_mode
 
-    def split(self, doc: str | Sequence, *, split_mode: SplitMode = SplitMode.FULL,
-              leave_separators: bool = True) -> list[list[int]]:
+    def split(
+        self,
+        doc: str | Sequence,
+        *,
+        split_mode: SplitMode = SplitMode.FULL,
+        leave_separators: bool = True,
+    ) -> list[list[int]]:
         """The parts (lists of ids) the pipeline makes of ``doc``."""
         options.check_document(doc, (str, list, tuple), "a document")
         mode = self._check_split_mode(split_mode)
@@ -127,6 +134,7 @@ class UBPEBase(ABC):
                 backward, weights, self.first_token_id, self.n_tokens, self.classic
             )
         self._install(backward, weights)
+        self._fitted = True
         if not quiet:
             print(f"ubpe: {len(weights)} tokens, n_tokens = {self.n_tokens}", file=sys.stderr)
 
@@ -135,7 +143,10 @@ class UBPEBase(ABC):
         self._check_fitted()
         target = self.n_tokens if n_tokens is None else options.check_positive("n_tokens", n_tokens)
         backward, weights = rearrange(
-            self.tokens_mapper["backward"], self.tokens_weights, self.first_token_id, target,
+            self.tokens_mapper["backward"],
+            self.tokens_weights,
+            self.first_token_id,
+            target,
             self.classic,
         )
         self._install(backward, weights)

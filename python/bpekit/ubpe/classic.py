@@ -13,10 +13,12 @@ So ``[(a,b), (ab,c), (c,d)]`` encodes ``abcd`` as ``[ab, cd]``, not ``[abc, d]``
 
 from __future__ import annotations
 
+import sys
 from bisect import bisect_right
-from operator import add
 from collections.abc import Sequence
+from operator import add
 
+from bpekit.errors import VocabError
 from bpekit.ubpe import options
 from bpekit.ubpe.base import UBPEBase
 from bpekit.ubpe.score import sequence_weight
@@ -32,6 +34,12 @@ class UBPEClassic(UBPEBase):
 
     def _build_cache(self) -> None:
         forward = self.tokens_mapper["forward"]
+        largest = max(self.tokens_mapper["backward"], default=self.first_token_id - 1)
+        if max(largest, self.first_token_id - 1) > sys.maxunicode:
+            raise VocabError(
+                f"UBPEClassic encodes ids as characters, so ids must stay below "
+                f"{sys.maxunicode + 1}; this model has id {max(largest, self.first_token_id - 1)}"
+            )
         self._pairs: list[Pair] = list(forward)
         # Words are encoded as str, one character per id (chr), so that a substitution is
         # str.replace (C speed). Replacing the pairs of a batch one after the other equals ubpe's
@@ -88,11 +96,12 @@ class UBPEClassic(UBPEBase):
         rank = self._rank
         pairs, keys, new = self._pairs, self._keys, self._new
         next_rank = self._next_rank
-        while len(text) > 1:
-            present = rank.keys() & set(map(add, text, text[1:]))
+        # The vocabulary pairs in the text, kept up to date instead of recounted: after a
+        # batch, only pairs holding a merged id can vanish and only pairs holding a new id
+        # can appear.
+        present = set(rank.keys() & set(map(add, text, text[1:])))
+        while present:
             ranks = sorted(map(rank.__getitem__, present))
-            if not ranks:
-                break
             first = ranks[0]
             left, right = pairs[first]
             batch = [first]
@@ -103,8 +112,22 @@ class UBPEClassic(UBPEBase):
                 batch.append(r)
                 left, right = pairs[r]
                 stop = min(stop, next_rank(left, r), next_rank(right, r))
+            merged = set()
             for r in batch:
                 text = text.replace(keys[r], new[r])
+                merged.update(keys[r])
+            present = {
+                p for p in present if (p[0] not in merged and p[1] not in merged) or p in text
+            }
+            for r in batch:
+                char = new[r]
+                i = text.find(char)
+                while i >= 0:
+                    if i and text[i - 1 : i + 1] in rank:
+                        present.add(text[i - 1 : i + 1])
+                    if text[i : i + 2] in rank:
+                        present.add(text[i : i + 2])
+                    i = text.find(char, i + 1)
         word = list(map(ord, text))
         return word, sequence_weight(word, self.tokens_weights)
 

@@ -76,7 +76,7 @@ def best_one(edges: Edges, weights: dict[int, float]) -> Result:
 class Candidate:
     """A token sequence for a suffix, as a token plus the candidate it was prepended to."""
 
-    __slots__ = ("weight", "size", "token", "token_weight", "rest", "_tally")
+    __slots__ = ("_tally", "rest", "size", "token", "token_weight", "weight")
 
     def __init__(
         self, weight: float, size: int, token: int, token_weight: float, rest: Candidate | None
@@ -97,7 +97,8 @@ class Candidate:
     @property
     def tally(self) -> Tally:
         if self._tally is None:
-            self._tally = self.rest.tally.prepend(self.token, self.token_weight)  # type: ignore[union-attr]
+            rest: Candidate = self.rest  # type: ignore[assignment]
+            self._tally = rest.tally.prepend(self.token, self.token_weight)
         return self._tally
 
     def ids(self) -> list[int]:

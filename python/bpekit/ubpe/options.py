@@ -46,7 +46,8 @@ def check_alphabet(alphabet: object) -> dict[Symbol, int]:
         raise InputTypeError(f"elements in `alphabet` must have the same type, got {names}")
     if sorted(ids) != list(range(len(ids))):
         raise VocabError(
-            f"values in `alphabet` should form the sequence 0..{len(ids) - 1}, got {sorted(ids)[:8]}..."
+            f"values in `alphabet` should form the sequence 0..{len(ids) - 1}, "
+            f"got {sorted(ids)[:8]}..."
         )
     return mapping
 
@@ -70,16 +71,13 @@ def check_known_words(
     first = next(iter(alphabet))
     if not isinstance(first, (str, tuple)):
         raise InputTypeError(
-            "known words need an alphabet of str or tuple symbols, "
-            f"not {type(first).__name__}"
+            f"known words need an alphabet of str or tuple symbols, not {type(first).__name__}"
         )
     size = len(alphabet)
     if isinstance(known_words, dict):
         items = list(known_words.items())
-        if all(type(k) is int for k, _ in items):
-            pairs = items
-        else:
-            pairs = [(i, w) for w, i in items]
+        by_id = all(type(k) is int for k, _ in items)
+        pairs = items if by_id else [(i, w) for w, i in items]
         if sorted(i for i, _ in pairs) != list(range(size, size + len(pairs))):
             raise VocabError(
                 f"known word ids must be exactly {size}..{size + len(pairs) - 1} "

@@ -28,7 +28,7 @@ def rearrange(
     q = len(weights) - n_tokens + first_id
     if classic:
         deleted = classic_deletions(buf, q)
-    else:
+    else:  # universal tuples hold alphabet ids only: nothing depends on a deleted token
         deleted = {token for token, _ in buf[: max(q, 0)]}
     survivors = [(token, tup) for token, tup in reversed(buf) if token not in deleted]
     new_id = {old: first_id + i for i, (old, _) in enumerate(survivors)}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from itertools import pairwise
 
 from bpekit.errors import EncodeError
 from bpekit.ubpe.substitution import replace_pairs
@@ -37,7 +38,7 @@ def reference_merges(
         for parts in docs:
             seen = set()
             for part in parts:
-                for pair in zip(part, part[1:]):
+                for pair in pairwise(part):
                     count[pair] += 1
                     seen.add(pair)
             df.update(seen)

@@ -18,9 +18,8 @@ from collections.abc import Iterable
 def py312_sum(values: Iterable[float]) -> float | int:
     """``sum(values)`` as CPython 3.12+ computes it for floats (int 0 when ``values`` is empty)."""
     it = iter(values)
-    for first in it:
-        break
-    else:
+    first = next(it, None)
+    if first is None:
         return 0
     s = 0 + first
     c = 0.0
@@ -53,7 +52,7 @@ class Tally:
     Counter); ``index`` maps a token to its place there, ``counts`` its count.
     """
 
-    __slots__ = ("index", "counts", "terms", "s", "c")
+    __slots__ = ("c", "counts", "index", "s", "terms")
 
     def __init__(self) -> None:
         self.index: dict[int, int] = {}

@@ -79,6 +79,7 @@ def loads(cls: type[UBPEBase], dump: str | bytes, token_type: Any) -> UBPEBase:
     backward, weights = _tokens(data, model)
     model.tokens_weights = weights
     model._set_mapper(backward)
+    model._fitted = True
     return model
 
 
@@ -129,12 +130,15 @@ def _tokens(data: dict, model: UBPEBase) -> tuple[dict[int, tuple[int, ...]], di
         raise FormatError("invalid ubpe model: every weight must be a number")
     low = [t for t in backward if t < first]
     if low:
-        raise FormatError(f"invalid ubpe model: token id {low[0]} is below {first}, the first free id")
+        raise FormatError(
+            f"invalid ubpe model: token id {low[0]} is below {first}, the first free id"
+        )
     known = set(model.inverse_alphabet) | set(model.known_words or ()) | set(backward)
     for token, tup in backward.items():
         if model.classic and len(tup) != 2:
             raise FormatError(f"invalid ubpe model: classic token {token} must be a pair")
-        if not model.classic and (len(tup) < 2 or any(x not in model.inverse_alphabet for x in tup)):
+        alphabet_only = all(x in model.inverse_alphabet for x in tup)
+        if not model.classic and (len(tup) < 2 or not alphabet_only):
             raise FormatError(
                 f"invalid ubpe model: universal token {token} must expand to 2 or more alphabet ids"
             )

@@ -25,7 +25,7 @@ Part = list[int]
 
 
 class SplitMode(enum.Flag):
-    """Which splitting steps to apply. ``NONE`` is a bit of its own, so it switches every step off."""
+    """Which splitting steps to apply. ``NONE`` is a bit of its own: it switches every step off."""
 
     NONE = 1
     KNOWN_WORDS = 2

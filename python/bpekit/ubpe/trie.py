@@ -27,7 +27,7 @@ class PrefixTree:
         node[_VALUE] = token  # type: ignore[assignment]
 
     def matches(self, word: Sequence[int], start: int) -> list[tuple[int, int]]:
-        """Every ``(length, token)`` whose key equals ``word[start:start + length]``, shortest first."""
+        """Every ``(length, token)`` whose key is ``word[start:start + length]``, shortest first."""
         found = []
         node = self._root
         for i in range(start, len(word)):

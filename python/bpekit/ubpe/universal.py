@@ -66,7 +66,7 @@ class UBPE(UBPEBase):
                 if len(part) == 1:
                     ids.append(part[0])
                 else:
-                    (part_ids, part_weight), = self._encode_word(part, 1)
+                    ((part_ids, part_weight),) = self._encode_word(part, 1)
                     ids.extend(part_ids)
                     weight += part_weight
             return [(ids, weight)]
