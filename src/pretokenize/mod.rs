@@ -4,9 +4,15 @@
 //! quantifiers, lookahead, `$` = end of text). Pieces are the non-overlapping leftmost matches;
 //! text between matches is dropped, exactly as `find_iter` does (every OpenAI pattern matches
 //! every character, so nothing is dropped there).
+//!
+//! Patterns that [`Known::detect`] recognises (GPT-2, cl100k, Llama 3, Qwen2, o200k) are split by
+//! hand-written state machines in [`known`] with the same result; everything else goes through
+//! [`RegexSplitter`].
 
+pub mod known;
 mod regex_split;
 
+pub use known::Known;
 pub use regex_split::RegexSplitter;
 
 use crate::error::Result;
@@ -15,12 +21,38 @@ use crate::error::Result;
 #[derive(Debug, Clone)]
 pub struct Pretokenizer {
     pattern: String,
-    regex: RegexSplitter,
+    splitter: Splitter,
+}
+
+/// How a [`Pretokenizer`] finds its pieces.
+#[derive(Debug, Clone)]
+enum Splitter {
+    Known(Known),
+    Regex(RegexSplitter),
 }
 
 impl Pretokenizer {
+    /// A pre-tokenizer for `pattern`: hand-written if the pattern is a known one, else compiled.
     pub fn new(pattern: &str) -> Result<Self> {
-        Ok(Pretokenizer { pattern: pattern.to_string(), regex: RegexSplitter::new(pattern)? })
+        let splitter = match Known::detect(pattern) {
+            Some(known) => Splitter::Known(known),
+            None => Splitter::Regex(RegexSplitter::new(pattern)?),
+        };
+        Ok(Pretokenizer { pattern: pattern.to_string(), splitter })
+    }
+
+    /// A pre-tokenizer that always uses the regex engine (to compare against, or to benchmark).
+    pub fn with_regex(pattern: &str) -> Result<Self> {
+        let splitter = Splitter::Regex(RegexSplitter::new(pattern)?);
+        Ok(Pretokenizer { pattern: pattern.to_string(), splitter })
+    }
+
+    /// The hand-written family in use, if any.
+    pub fn known(&self) -> Option<Known> {
+        match self.splitter {
+            Splitter::Known(k) => Some(k),
+            Splitter::Regex(_) => None,
+        }
     }
 
     pub fn pattern(&self) -> &str {
@@ -34,7 +66,10 @@ impl Pretokenizer {
         text: &str,
         mut f: impl FnMut(usize, usize) -> Result<()>,
     ) -> Result<()> {
-        self.regex.for_each_match(text, &mut f)
+        match &self.splitter {
+            Splitter::Known(known) => known.for_each_piece(text, f),
+            Splitter::Regex(regex) => regex.for_each_match(text, &mut f),
+        }
     }
 
     /// All pieces of `text` as strings (for tests and the Python `split` helper).

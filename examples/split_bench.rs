@@ -1,0 +1,89 @@
+//! Times the hand-written splitters against fancy-regex on the shared corpora.
+//!
+//! `cargo run --release --no-default-features --example split_bench [DATA_DIR]`
+//! (default `$BPEKIT_TEST_DATA`, else `../shared/data` next to the crate). Prints input MB/s (per CPU-second of
+//! the benchmark thread) for each pattern, best of 5 runs (regex: best of 2), after checking that both produce the same number
+//! of pieces (the tests check that the pieces are identical). `--hand-only` skips fancy-regex.
+
+use bpekit::pretokenize::known::{unicode, KNOWN_PATTERNS};
+use bpekit::pretokenize::Pretokenizer;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Seconds this thread has spent on a CPU (Linux's schedstat, in ns), else wall-clock seconds.
+/// CPU time keeps the numbers usable on a machine shared with other jobs.
+fn cpu_seconds(wall: Instant) -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or_else(|| wall.elapsed().as_secs_f64(), |ns| ns / 1e9)
+}
+
+/// The best seconds per call over `runs` samples of `reps` calls each (the CPU clock ticks
+/// coarsely, so a sample must last well over a few milliseconds).
+fn best_of(runs: usize, reps: usize, mut run: impl FnMut() -> usize) -> (f64, usize) {
+    let epoch = Instant::now();
+    let mut best = f64::INFINITY;
+    let mut pieces = 0;
+    for _ in 0..runs {
+        let start = cpu_seconds(epoch);
+        for _ in 0..reps {
+            pieces = run();
+        }
+        best = best.min((cpu_seconds(epoch) - start) / reps as f64);
+    }
+    (best, pieces)
+}
+
+fn count(p: &Pretokenizer, texts: &[String]) -> usize {
+    let mut n = 0;
+    for t in texts {
+        p.for_each_piece(t, |_, _| {
+            n += 1;
+            Ok(())
+        })
+        .unwrap();
+    }
+    n
+}
+
+fn main() {
+    let hand_only = std::env::args().any(|a| a == "--hand-only");
+    let dir =
+        std::env::args().skip(1).find(|a| !a.starts_with("--")).map(PathBuf::from).unwrap_or_else(
+            || {
+                std::env::var_os("BPEKIT_TEST_DATA")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data"))
+            },
+        );
+    let corpora = dir.join("corpora");
+    let read =
+        |p: &Path| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let shakespeare = vec![read(&corpora.join("tinyshakespeare.txt"))];
+    let mut bible_paths: Vec<PathBuf> =
+        std::fs::read_dir(corpora.join("bible")).unwrap().flatten().map(|e| e.path()).collect();
+    bible_paths.sort();
+    let bible: Vec<String> = bible_paths.iter().map(|p| read(p)).collect();
+
+    let start = Instant::now();
+    let tables = unicode::build_tables();
+    println!("class tables: built in {:?} ({:?})", start.elapsed(), tables.flags('a' as u32));
+
+    for (name, texts) in [("tinyshakespeare", &shakespeare), ("bible", &bible)] {
+        let mb = texts.iter().map(String::len).sum::<usize>() as f64 / 1e6;
+        println!("{name} ({mb:.1} MB): pattern, hand MB/s, fancy-regex MB/s, speed-up");
+        for (pattern, known) in KNOWN_PATTERNS.iter().filter(|(p, _)| !p.starts_with("'s")) {
+            let hand = Pretokenizer::new(pattern).unwrap();
+            let (th, nh) = best_of(5, (50.0 / mb).ceil() as usize, || count(&hand, texts));
+            if hand_only {
+                println!("  {known:?}: {:.0} MB/s, {nh} pieces", mb / th);
+                continue;
+            }
+            let regex = Pretokenizer::with_regex(pattern).unwrap();
+            let (tr, nr) = best_of(2, 1, || count(&regex, texts));
+            assert_eq!(nh, nr, "{known:?}: piece counts differ");
+            println!("  {known:?}: {:.0} / {:.1} MB/s (x{:.1})", mb / th, mb / tr, tr / th);
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! The o200k family (o200k_base, o200k_harmony): seven alternatives, tried in order.
+//!
+//! 1. `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?`
+//! 2. `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?`
+//! 3. `\p{N}{1,3}`
+//! 4. ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+//! 5. `\s*[\r\n]+`, 6. `\s+(?!\S)`, 7. `\s+`
+//!
+//! Call the two letter classes "upper" (U) and "lower" (W); Lm, Lo and marks are in both. The
+//! backtracking that alternative 1 does is the subtle part: its greedy `U*` gives back chars until
+//! a W char follows, so the match ends after the W run that starts right after the U run, or, if
+//! there is none, right after the *last* char of the U run that is also W. Only if neither exists
+//! does the regex give up the optional prefix char (which can matter only when that char is a
+//! mark, itself in U and W) and then fall through to alternative 2.
+
+use super::unicode::{Tables, L, N, S, U, W};
+use super::{
+    char_at, contraction_folded, flags_or_end, run_any, run_bytes, run_none, ws_newline_first,
+};
+
+/// The end of the piece starting at `i`.
+#[inline(always)]
+pub(super) fn piece_end(t: &Tables, b: &[u8], i: usize) -> usize {
+    let x = b[i];
+    let (f, n) = char_at(t, b, i);
+    // `[^\r\n\p{L}\p{N}]?`: may this char be the optional prefix of alternatives 1 and 2?
+    let prefix = x != b'\r' && x != b'\n' && f & (L | N) == 0;
+    let word = if prefix { upper_then_lower(t, b, i + n) } else { None };
+    let word = word
+        .or_else(|| if f & (U | W) != 0 { upper_then_lower(t, b, i) } else { None })
+        .or_else(|| if prefix { upper_run(t, b, i + n) } else { None })
+        .or_else(|| if f & U != 0 { upper_run(t, b, i) } else { None });
+    if let Some(end) = word {
+        return with_contraction(t, b, end);
+    }
+    if f & N != 0 {
+        let mut end = i + n;
+        for _ in 1..3 {
+            if end >= b.len() {
+                break;
+            }
+            let (g, m) = char_at(t, b, end);
+            if g & N == 0 {
+                break;
+            }
+            end += m;
+        }
+        return end;
+    }
+    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+    if f & S == 0 {
+        return run_bytes(b, run_none(t, b, i, L | N | S), b"\r\n/");
+    }
+    if x == b' ' && flags_or_end(t, b, i + 1) & (L | N | S) == 0 && i + 1 < b.len() {
+        return run_bytes(b, run_none(t, b, i + 1, L | N | S), b"\r\n/");
+    }
+    ws_newline_first(t, b, i)
+}
+
+/// `U*W+` from `p` (alternative 1 without prefix and contraction): the end, if it matches.
+#[inline(always)]
+fn upper_then_lower(t: &Tables, b: &[u8], p: usize) -> Option<usize> {
+    let mut j = p;
+    // End of the last char of the U run that is also W (where `W+` can end after backtracking).
+    let mut last_both = None;
+    while j < b.len() {
+        let (g, m) = char_at(t, b, j);
+        if g & U == 0 {
+            break;
+        }
+        j += m;
+        if g & W != 0 {
+            last_both = Some(j);
+        }
+    }
+    if flags_or_end(t, b, j) & W != 0 {
+        Some(run_any(t, b, j, W))
+    } else {
+        last_both
+    }
+}
+
+/// `U+W*` from `p` (alternative 2 without prefix and contraction): the end, if it matches.
+#[inline(always)]
+fn upper_run(t: &Tables, b: &[u8], p: usize) -> Option<usize> {
+    let j = run_any(t, b, p, U);
+    (j > p).then(|| run_any(t, b, j, W))
+}
+
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` after a letter run ending at `end`.
+#[inline(always)]
+fn with_contraction(t: &Tables, b: &[u8], end: usize) -> usize {
+    if b.get(end) == Some(&b'\'') {
+        contraction_folded(t, b, end).unwrap_or(end)
+    } else {
+        end
+    }
+}

@@ -1,0 +1,101 @@
+//! Every code point, once per class, against fancy-regex; and every code point in context.
+
+use super::super::unicode::{self, CLASS_SOURCES, CONTRACTION_LETTERS, L, N, S};
+use super::{compare, splitters, Scratch};
+use fancy_regex::Regex;
+
+fn all_chars() -> impl Iterator<Item = char> {
+    (0..=0x10FFFFu32).filter_map(char::from_u32)
+}
+
+fn whole(class: &str) -> Regex {
+    Regex::new(&format!(r"\A(?:{class})\z")).unwrap()
+}
+
+#[test]
+fn flag_tables_match_the_regex_classes_on_every_code_point() {
+    let t = unicode::tables();
+    let mut buf = [0u8; 4];
+    for (flag, source) in CLASS_SOURCES {
+        let re = whole(source);
+        for c in all_chars() {
+            let expected = re.is_match(c.encode_utf8(&mut buf)).unwrap();
+            assert_eq!(t.flags(c as u32) & flag != 0, expected, "{source} on U+{:04X}", c as u32);
+        }
+    }
+    // The composite classes the splitters derive from the flags.
+    let prefix = whole(r"[^\r\n\p{L}\p{N}]");
+    let other = whole(r"[^\s\p{L}\p{N}]");
+    for c in all_chars() {
+        let f = t.flags(c as u32);
+        let s = c.encode_utf8(&mut buf);
+        assert_eq!(
+            c != '\r' && c != '\n' && f & (L | N) == 0,
+            prefix.is_match(s).unwrap(),
+            "prefix class on U+{:04X}",
+            c as u32
+        );
+        assert_eq!(
+            f & (L | N | S) == 0,
+            other.is_match(s).unwrap(),
+            "other class on U+{:04X}",
+            c as u32
+        );
+    }
+}
+
+#[test]
+fn contraction_folding_matches_the_regex_on_every_code_point() {
+    let t = unicode::tables();
+    let mut buf = [0u8; 4];
+    for &letter in CONTRACTION_LETTERS {
+        let re = whole(&format!("(?i:{})", letter as char));
+        let mut members = 0;
+        for c in all_chars() {
+            let expected = re.is_match(c.encode_utf8(&mut buf)).unwrap();
+            members += expected as usize;
+            assert_eq!(
+                t.fold(c as u32) == Some(letter),
+                expected,
+                "(?i:{}) on U+{:04X}",
+                letter as char,
+                c as u32
+            );
+        }
+        assert!(members >= 2, "(?i:{}) matches both cases", letter as char);
+    }
+}
+
+/// Each code point in a small context that exercises every rule (as a prefix of a letter run,
+/// after a space, before and after upper case, after an apostrophe, before and after a digit,
+/// doubled, before a newline, after a newline), for one pattern per family. Contexts are concatenated in batches so the regex engine's per-call cost is shared.
+#[test]
+fn every_code_point_in_context() {
+    let splitters = splitters(false);
+    let mut scratch = Scratch::default();
+    let chars: Vec<char> = all_chars().collect();
+    let mut compared = 0;
+    for batch in chars.chunks(2048) {
+        let mut text = String::new();
+        for &c in batch {
+            text.extend([c, 'a', ' ', c, 'B', c, '\'', c, '1', c, c, '\n']);
+        }
+        text.push(batch[0]);
+        for (_, known, regex) in &splitters {
+            if let Err(e) = compare(*known, regex, &text, &mut scratch) {
+                panic!("{e}");
+            }
+        }
+        compared += text.chars().count();
+    }
+    assert!(compared > 10_000_000);
+}
+
+#[test]
+fn tables_build_quickly() {
+    let start = std::time::Instant::now();
+    let t = unicode::build_tables();
+    let elapsed = start.elapsed();
+    assert_eq!(t.flags('a' as u32) & L, L);
+    eprintln!("class tables built in {elapsed:?}");
+}

@@ -1,0 +1,240 @@
+//! The hand-written splitters against fancy-regex: hand-worked examples and edge cases here,
+//! exhaustive class tables in `classes`, random text in `fuzz`, corpora and source code in `corpus`.
+
+mod classes;
+mod corpus;
+mod fuzz;
+
+use super::*;
+use crate::pretokenize::{Pretokenizer, RegexSplitter};
+
+/// The recognised patterns with their regex splitters, built once per test: all seven, or (for
+/// the slow tests over tens of megabytes) one pattern per family, the GPT-2 family by tiktoken's
+/// spelling. The other two GPT-2 spellings are covered by the fuzz, edge-case and source tests.
+pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Known, RegexSplitter)> {
+    KNOWN_PATTERNS
+        .iter()
+        .filter(|&&(p, _)| all_spellings || (p != GPT2_ORIGINAL && p != GPT2_BRACKETED))
+        .map(|&(p, k)| (p, k, RegexSplitter::new(p).expect("known patterns compile")))
+        .collect()
+}
+
+/// Reusable piece buffers for [`compare`].
+#[derive(Default)]
+pub(super) struct Scratch {
+    hand: Vec<(usize, usize)>,
+    regex: Vec<(usize, usize)>,
+}
+
+/// Splits `text` both ways; on a difference, describes the first differing piece.
+pub(super) fn compare(
+    known: Known,
+    regex: &RegexSplitter,
+    text: &str,
+    scratch: &mut Scratch,
+) -> std::result::Result<(), String> {
+    scratch.hand.clear();
+    scratch.regex.clear();
+    known
+        .for_each_piece(text, |s, e| {
+            scratch.hand.push((s, e));
+            Ok::<(), ()>(())
+        })
+        .expect("the callback never fails");
+    regex
+        .for_each_match(text, &mut |s, e| {
+            scratch.regex.push((s, e));
+            Ok(())
+        })
+        .map_err(|e| format!("regex failed: {e}"))?;
+    if scratch.hand == scratch.regex {
+        return Ok(());
+    }
+    let at = scratch.hand.iter().zip(&scratch.regex).position(|(a, b)| a != b);
+    let at = at.unwrap_or(scratch.hand.len().min(scratch.regex.len()));
+    let show = |v: &[(usize, usize)]| -> String {
+        v.get(at).map_or("<none>".into(), |&(s, e)| format!("{:?} at {s}", &text[s..e]))
+    };
+    let from = scratch.regex.get(at.saturating_sub(2)).map_or(0, |p| p.0);
+    let context: String = text[from..].chars().take(40).collect();
+    Err(format!(
+        "{known:?}: piece {at} differs: hand {} vs regex {}; text from byte {from}: {context:?}",
+        show(&scratch.hand),
+        show(&scratch.regex)
+    ))
+}
+
+/// Compares every recognised pattern on each text; panics listing the first few mismatches.
+pub(super) fn assert_all_agree<'a>(texts: impl IntoIterator<Item = &'a str>) -> usize {
+    let splitters = splitters(true);
+    let mut scratch = Scratch::default();
+    let mut failures = Vec::new();
+    let mut chars = 0;
+    for text in texts {
+        chars += text.chars().count();
+        for (_, known, regex) in &splitters {
+            if let Err(e) = compare(*known, regex, text, &mut scratch) {
+                failures.push(e);
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches, first: {:#?}",
+        failures.len(),
+        &failures[..failures.len().min(5)]
+    );
+    chars
+}
+
+fn pieces(pattern: &str, text: &str) -> Vec<String> {
+    let p = Pretokenizer::new(pattern).unwrap();
+    assert!(p.known().is_some(), "{pattern} should be detected");
+    p.split(text).unwrap().into_iter().map(String::from).collect()
+}
+
+#[test]
+fn detects_exactly_the_known_strings() {
+    assert_eq!(Known::detect(GPT2_TIKTOKEN), Some(Known::Gpt2));
+    assert_eq!(Known::detect(GPT2_ORIGINAL), Some(Known::Gpt2));
+    assert_eq!(Known::detect(CL100K), Some(Known::Cl100k));
+    assert_eq!(Known::detect(LLAMA3), Some(Known::Llama3));
+    assert_eq!(Known::detect(QWEN2), Some(Known::Qwen2));
+    assert_eq!(Known::detect(O200K), Some(Known::O200k));
+    // llama.cpp's ASCII-only contraction spelling does not match `'ſ`, so it is not Llama 3.
+    let adapted = LLAMA3.replace(
+        "(?i:'s|'t|'re|'ve|'m|'ll|'d)",
+        "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])",
+    );
+    assert_eq!(Known::detect(&adapted), None);
+    assert_eq!(Known::detect(&format!("{CL100K} ")), None);
+    assert!(Pretokenizer::new(r"\w+|\s+").unwrap().known().is_none());
+    assert!(Pretokenizer::with_regex(O200K).unwrap().known().is_none());
+}
+
+/// Worked by hand from the patterns (see the comments in each family's file).
+#[test]
+fn hand_worked_examples() {
+    // `\s+(?!\S)` leaves the last space to prefix the word; `\s++$` takes trailing spaces whole.
+    assert_eq!(pieces(GPT2_TIKTOKEN, "a  b  "), ["a", " ", " b", "  "]);
+    // GPT-2 contractions are case-sensitive; cl100k's are not.
+    assert_eq!(pieces(GPT2_TIKTOKEN, "I'LL it's"), ["I", "'", "LL", " it", "'s"]);
+    assert_eq!(pieces(CL100K, "I'LL it's"), ["I", "'LL", " it", "'s"]);
+    // cl100k: digits in threes, any non-newline char prefixes a letter run, `\s++$`.
+    assert_eq!(pieces(CL100K, "x12345\tab\n  "), ["x", "123", "45", "\tab", "\n  "]);
+    assert_eq!(pieces(LLAMA3, "x12345\tab\n  "), ["x", "123", "45", "\tab", "\n", "  "]);
+    assert_eq!(pieces(QWEN2, "x123"), ["x", "1", "2", "3"]);
+    // `'ſ` (long s) case-folds to `'s`.
+    assert_eq!(pieces(CL100K, "a'\u{17f}"), ["a", "'\u{17f}"]);
+    // o200k: camel case splits before each upper-case run that is followed by lower case.
+    assert_eq!(pieces(O200K, "HTTPServer don't"), ["HTTPServer", " don't"]);
+    assert_eq!(pieces(O200K, "fooBar"), ["foo", "Bar"]);
+    assert_eq!(pieces(O200K, "a/b//\n"), ["a", "/b", "//\n"]);
+}
+
+#[test]
+fn edge_cases() {
+    let mut cases: Vec<String> = [
+        "",
+        " ",
+        "  ",
+        "\n",
+        "\r\n",
+        "\r\n\r\n",
+        " \r\n \r\n ",
+        "a",
+        "a ",
+        "a  ",
+        "a \n",
+        "a\n ",
+        " a",
+        "  a",
+        "   a",
+        " \ta",
+        "\t a",
+        " \n a",
+        "\n\n\na",
+        "x \r\n\r\ny",
+        "'",
+        "''",
+        "'s",
+        "'S",
+        "'LL",
+        "'ll",
+        "'l",
+        "'lL",
+        "'re",
+        "'Ve",
+        "a's",
+        "A'S",
+        "x'ſ",
+        "'ſs",
+        " 's",
+        "1'm",
+        "1,000,000",
+        "12345678",
+        "a1b22c333d4444",
+        " 1",
+        "  1",
+        " !",
+        "  !",
+        "!!\n\n",
+        "!/\n/",
+        "\u{a0}a",
+        "\u{3000}\u{3000}a",
+        "\u{2028}",
+        "a\u{2028}b",
+        "\u{85}x",
+        "\u{1c}\u{1d}",
+        "\u{301}",
+        "a\u{301}b",
+        " \u{301}",
+        "\u{301}\u{301}A",
+        "ǅa",
+        "ʰA",
+        "Aʰ",
+        "AʰB",
+        "ʰ'S",
+        "e\u{301}'s",
+        "👍🏽",
+        " 😀😀 ",
+        "ⅫⅫⅫⅫ",
+        "²³¹",
+        "٠١٢٣٤",
+        "𝐀𝐁𝐜",
+        "𐐀𐐨",
+        "\u{feff}a",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for n in [1, 2, 3, 100, 5000] {
+        cases.push(" ".repeat(n));
+        cases.push(format!("{}x", " ".repeat(n)));
+        cases.push(format!("x{}", " ".repeat(n)));
+        cases.push(format!("{}\n", " ".repeat(n)));
+        cases.push("\r\n".repeat(n));
+        cases.push(format!("{} ", "\r\n".repeat(n)));
+        cases.push("a".repeat(n));
+        cases.push("A".repeat(n) + "a");
+        cases.push("7".repeat(n));
+        cases.push("!".repeat(n));
+    }
+    assert_all_agree(cases.iter().map(String::as_str));
+}
+
+#[test]
+fn piece_end_matches_for_each_piece() {
+    let text = "Hello, world!  It's 2024\r\n\tnew line ";
+    for (_, known, _) in splitters(true) {
+        let mut start = 0;
+        known
+            .for_each_piece(text, |s, e| {
+                assert_eq!((s, known.piece_end(text, s)), (start, e));
+                start = e;
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        assert_eq!(start, text.len());
+    }
+}

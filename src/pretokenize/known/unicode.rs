@@ -1,0 +1,161 @@
+//! Character classes for the hand-written splitters, taken from the regex engine itself.
+//!
+//! fancy-regex hands `\p{L}`, `\s`, `[...]` classes and case-insensitive literals to
+//! `regex-syntax`, so we parse the same class expressions with the same crate (the version
+//! `Cargo.lock` shares with fancy-regex) and flatten them into one flag byte per code point. A
+//! hand-typed table would drift with every Unicode release; this one cannot.
+//!
+//! Layout: a 256-entry table by byte (ASCII flags, and [`MULTI`] for bytes >= 0x80), and a
+//! two-level table for all code points (an index of 4,352 blocks of 256 code points; the ~140
+//! distinct blocks are stored once: about 45 KB in all). It is built once per process, lazily, in
+//! about a millisecond.
+
+use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, HirKind};
+use rustc_hash::FxHashMap;
+use std::sync::OnceLock;
+
+/// `\p{L}`
+pub const L: u8 = 1;
+/// `\p{N}`
+pub const N: u8 = 2;
+/// `\s` (Unicode White_Space)
+pub const S: u8 = 4;
+/// o200k's "upper" class `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`
+pub const U: u8 = 8;
+/// o200k's "lower" class `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`
+pub const W: u8 = 16;
+/// In the byte table only: a byte >= 0x80, which starts (or continues) a multi-byte char whose
+/// flags need decoding. No class mask includes it, so ASCII scanning loops stop at such a byte.
+pub const MULTI: u8 = 128;
+
+/// The class expressions behind each flag, exactly as the patterns write them.
+pub const CLASS_SOURCES: [(u8, &str); 5] = [
+    (L, r"\p{L}"),
+    (N, r"\p{N}"),
+    (S, r"\s"),
+    (U, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
+    (W, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+];
+
+/// The letters of the contractions `'s 't 're 've 'm 'll 'd`.
+pub const CONTRACTION_LETTERS: &[u8; 8] = b"stmdlrve";
+
+const BLOCK_BITS: u32 = 8;
+const BLOCK: usize = 1 << BLOCK_BITS;
+const CODE_POINTS: usize = 0x11_0000;
+
+/// Flag bytes for every code point, plus case folding for the contraction letters.
+#[derive(Debug)]
+pub struct Tables {
+    bytes: [u8; 256],
+    index: Box<[u16]>,
+    blocks: Box<[u8]>,
+    /// For an ASCII byte: the lowercase contraction letter it case-folds to, or 0.
+    fold_ascii: [u8; 128],
+    /// Non-ASCII code points that case-fold to a contraction letter (e.g. U+017F -> `s`).
+    fold_other: Box<[(u32, u8)]>,
+}
+
+impl Tables {
+    /// The flags of a code point.
+    #[inline(always)]
+    pub fn flags(&self, cp: u32) -> u8 {
+        if cp < 128 {
+            return self.bytes[cp as usize];
+        }
+        let block = self.index[(cp >> BLOCK_BITS) as usize] as usize;
+        self.blocks[(block << BLOCK_BITS) | (cp as usize & (BLOCK - 1))]
+    }
+
+    /// The flags of an ASCII byte, or [`MULTI`] for a byte >= 0x80.
+    #[inline(always)]
+    pub fn byte(&self, b: u8) -> u8 {
+        self.bytes[b as usize]
+    }
+
+    /// The lowercase contraction letter that `cp` matches case-insensitively (`(?i:s)` matches
+    /// `s`, `S` and `ſ`), or `None`.
+    #[inline]
+    pub fn fold(&self, cp: u32) -> Option<u8> {
+        let letter = if cp < 128 {
+            self.fold_ascii[cp as usize]
+        } else {
+            self.fold_other.iter().find(|&&(c, _)| c == cp).map_or(0, |&(_, l)| l)
+        };
+        (letter != 0).then_some(letter)
+    }
+}
+
+/// The process-wide tables, built on first use.
+#[inline(always)]
+pub fn tables() -> &'static Tables {
+    static TABLES: OnceLock<Tables> = OnceLock::new();
+    TABLES.get_or_init(build)
+}
+
+/// Parses one class expression with regex-syntax (Unicode mode, as fancy-regex uses it).
+fn class_of(source: &str) -> ClassUnicode {
+    let hir = regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(source)
+        .unwrap_or_else(|e| panic!("class {source:?} must parse: {e}"));
+    match hir.into_kind() {
+        HirKind::Class(Class::Unicode(class)) => class,
+        other => panic!("{source:?} is not a Unicode class: {other:?}"),
+    }
+}
+
+fn build() -> Tables {
+    let mut flat = vec![0u8; CODE_POINTS];
+    for (flag, source) in CLASS_SOURCES {
+        for r in class_of(source).ranges() {
+            for f in &mut flat[r.start() as usize..=r.end() as usize] {
+                *f |= flag;
+            }
+        }
+    }
+
+    let mut bytes = [MULTI; 256];
+    bytes[..128].copy_from_slice(&flat[..128]);
+
+    let mut index = Vec::with_capacity(CODE_POINTS / BLOCK);
+    let mut blocks: Vec<u8> = Vec::new();
+    let mut seen: FxHashMap<&[u8], u16> = FxHashMap::default();
+    for chunk in flat.chunks_exact(BLOCK) {
+        let id = *seen.entry(chunk).or_insert_with(|| {
+            blocks.extend_from_slice(chunk);
+            u16::try_from(blocks.len() / BLOCK - 1).expect("fewer than 65536 distinct blocks")
+        });
+        index.push(id);
+    }
+
+    let mut fold_ascii = [0u8; 128];
+    let mut fold_other = Vec::new();
+    for &letter in CONTRACTION_LETTERS {
+        let c = char::from(letter);
+        let mut class = ClassUnicode::new([ClassUnicodeRange::new(c, c)]);
+        class.try_case_fold_simple().expect("regex-syntax has its case-folding tables");
+        for r in class.ranges() {
+            for cp in r.start() as u32..=r.end() as u32 {
+                if cp < 128 {
+                    fold_ascii[cp as usize] = letter;
+                } else {
+                    fold_other.push((cp, letter));
+                }
+            }
+        }
+    }
+
+    Tables {
+        bytes,
+        index: index.into_boxed_slice(),
+        blocks: blocks.into_boxed_slice(),
+        fold_ascii,
+        fold_other: fold_other.into_boxed_slice(),
+    }
+}
+
+/// Builds a fresh copy (for timing the build; everything else uses [`tables`]).
+pub fn build_tables() -> Tables {
+    build()
+}
