@@ -1,0 +1,1 @@
+"""Readers and writers for tokenizer files made by other libraries (one subpackage per format)."""

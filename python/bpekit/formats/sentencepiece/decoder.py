@@ -1,0 +1,89 @@
+"""SentencePiece decoding (``SentencePieceProcessor::Decode``): pieces back to text.
+
+Per piece: CONTROL gives nothing; the unknown piece itself gives ``unk_surface`` (" ⁇ " unless
+the file sets it), any other unknown string is copied as is; runs of BYTE pieces are decoded as
+UTF-8 with U+FFFD for each invalid byte; other pieces turn ``▁`` into a space. At the start of the
+text one leading ``▁`` is dropped (with ``add_dummy_prefix``), or every leading one while nothing
+has been written yet (with ``remove_extra_whitespaces``). The ``denormalizer_spec`` comes last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from bpekit.errors import InvalidTokenError
+from bpekit.formats.sentencepiece.model import BYTE, CONTROL, UNKNOWN, SentencePieceModel
+from bpekit.formats.sentencepiece.normalizer import SPACE_SYMBOL
+
+_BYTE_VALUES = {f"<0x{b:02X}>": b for b in range(256)}
+
+
+def decode_ids(model: SentencePieceModel, ids: Iterable[int]) -> str:
+    """The text of a list of ids; an id outside the vocabulary raises InvalidTokenError."""
+    pieces = model.pieces
+    names: list[str] = []
+    for i in ids:
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise InvalidTokenError(f"token ids must be ints, got {type(i).__name__} {i!r}")
+        if not 0 <= i < len(pieces):
+            raise InvalidTokenError(f"token id {i} is out of range (vocabulary size {len(pieces)})")
+        names.append(pieces[i].piece)
+    return decode_pieces(model, names)
+
+
+def decode_pieces(model: SentencePieceModel, names: Iterable[str]) -> str:
+    """The text of a list of piece strings (strings not in the vocabulary are copied as is)."""
+    pieces = model.pieces
+    strip_first = model.add_dummy_prefix or model.remove_extra_whitespaces
+    out: list[str] = []
+    pending = bytearray()  # the current run of byte pieces
+    at_start = True  # sentencepiece's is_bos_ws: nothing written yet, and no ▁ dropped yet
+
+    def flush() -> None:
+        nonlocal at_start
+        if pending:
+            text = decode_byte_run(bytes(pending))
+            out.append(text)
+            at_start = at_start and not text
+            pending.clear()
+
+    for name in names:
+        if not isinstance(name, str):
+            raise InvalidTokenError(f"pieces must be str, got {type(name).__name__} {name!r}")
+        i = model.piece_to_id(name)
+        kind = pieces[i].type
+        if kind == BYTE:
+            pending.append(_BYTE_VALUES[pieces[i].piece])
+            continue
+        flush()
+        if kind == CONTROL:
+            continue
+        if kind == UNKNOWN:
+            text = model.unk_surface if name == pieces[i].piece else name
+        else:
+            if at_start and strip_first and name.startswith(SPACE_SYMBOL):
+                name = name[1:]
+                # with add_dummy_prefix alone only one marker is dropped
+                at_start = model.remove_extra_whitespaces
+            text = name.replace(SPACE_SYMBOL, " ")
+        out.append(text)
+        at_start = at_start and not text
+    flush()
+    text = "".join(out)
+    if model.denormalizer is not None:
+        text = model.denormalizer.normalize(text)
+    return text
+
+
+def decode_byte_run(data: bytes) -> str:
+    """UTF-8 decoding with one U+FFFD per byte that does not begin a valid character."""
+    parts: list[str] = []
+    while data:
+        try:
+            parts.append(data.decode("utf-8"))
+            break
+        except UnicodeDecodeError as e:
+            parts.append(data[: e.start].decode("utf-8"))
+            parts.append("\ufffd" * (e.end - e.start))
+            data = data[e.end :]
+    return "".join(parts)

@@ -1,0 +1,153 @@
+"""``SentencePieceBPE``: a SentencePiece BPE model with ``SentencePieceProcessor``'s results.
+
+The stages compose as in sentencepiece: normalize (``normalizer.py``), BPE (``bpe.py``), then
+the extra options (unk piece, reverse, bos, eos, applied in the Python wrapper's order), and
+``decoder.py`` for the way back.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from typing import Any, overload
+
+from bpekit.errors import EncodeError, FormatError, InputTypeError, InvalidTokenError
+from bpekit.formats.sentencepiece.bpe import BpeEncoder
+from bpekit.formats.sentencepiece.decoder import decode_ids, decode_pieces
+from bpekit.formats.sentencepiece.model import DEFAULT_MAX_BYTES, SentencePieceModel
+
+
+class SentencePieceBPE:
+    """Encode and decode with a SentencePiece model of type BPE, exactly as sentencepiece does."""
+
+    def __init__(self, model: SentencePieceModel) -> None:
+        if not isinstance(model, SentencePieceModel):
+            raise InputTypeError(f"SentencePieceBPE needs a SentencePieceModel, not {type(model).__name__}")
+        if model.model_type != "BPE":
+            raise FormatError(
+                f"this SentencePiece model is of type {model.model_type}; bpekit encodes only BPE models "
+                "(it can still load and save the file with SentencePieceModel)"
+            )
+        self.model = model
+        self._normalizer = model.normalizer
+        self._bpe = BpeEncoder(model)
+
+    @classmethod
+    def load(cls, source: str | os.PathLike[str] | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> SentencePieceBPE:
+        """Reads a ``.model`` file (a path, or its bytes)."""
+        return cls(SentencePieceModel.load(source, max_bytes=max_bytes))
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the model file back, byte for byte as it was read."""
+        self.model.save(path)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.model.pieces)
+
+    @property
+    def unk_id(self) -> int:
+        return self.model.unk_id
+
+    @property
+    def bos_id(self) -> int:
+        """The id of the bos piece when it is a CONTROL piece, else -1 (as sentencepiece)."""
+        return self.model.special_id(self.model.bos_piece)
+
+    @property
+    def eos_id(self) -> int:
+        return self.model.special_id(self.model.eos_piece)
+
+    @property
+    def pad_id(self) -> int:
+        return self.model.special_id(self.model.pad_piece)
+
+    def id_to_piece(self, token_id: int) -> str:
+        if isinstance(token_id, bool) or not isinstance(token_id, int):
+            raise InvalidTokenError(f"token ids must be ints, got {type(token_id).__name__} {token_id!r}")
+        if not 0 <= token_id < len(self.model.pieces):
+            raise InvalidTokenError(f"token id {token_id} is out of range (vocabulary size {self.vocab_size})")
+        return self.model.pieces[token_id].piece
+
+    def piece_to_id(self, piece: str) -> int:
+        """The id of ``piece``; the unk id when the vocabulary does not have it."""
+        if not isinstance(piece, str):
+            raise InputTypeError(f"a piece is a str, not {type(piece).__name__}")
+        return self.model.piece_to_id(piece)
+
+    def normalize(self, text: str | bytes) -> str:
+        """The normalized text the BPE stage sees (sentencepiece's ``normalize``)."""
+        return self._normalizer.normalize(_text(text))
+
+    @overload
+    def encode(self, text: str | bytes, out_type: type[int] = ..., **options: Any) -> list[int]: ...
+    @overload
+    def encode(self, text: str | bytes, out_type: type[str], **options: Any) -> list[str]: ...
+
+    def encode(
+        self,
+        text: str | bytes,
+        out_type: type[int | str] = int,
+        *,
+        add_bos: bool = False,
+        add_eos: bool = False,
+        reverse: bool = False,
+        emit_unk_piece: bool = False,
+        alpha: float = 0.0,
+        seed: int | None = None,
+    ) -> list[int] | list[str]:
+        """Ids (``out_type=int``) or pieces (``out_type=str``) of ``text``.
+
+        ``alpha > 0`` turns on BPE-dropout: each merge is skipped with that probability, drawn
+        from ``random.Random(seed)`` (fresh per call, so a seed gives the same pieces each time).
+        ``bytes`` input may be malformed UTF-8; each bad byte becomes U+FFFD.
+        """
+        pieces, ids = self.encode_pieces_and_ids(text, alpha=alpha, seed=seed)
+        if out_type is int:
+            out: list[Any] = ids
+        elif out_type is str:
+            out = pieces
+            if emit_unk_piece:
+                unk = self.model.pieces[self.unk_id].piece
+                out = [unk if self.model.piece_to_id(p) == self.unk_id else p for p in out]
+        else:
+            raise InputTypeError(f"out_type must be int or str, not {out_type!r}")
+        if reverse:
+            out.reverse()
+        for flag, piece, name in ((add_bos, self.model.bos_piece, "BOS"), (add_eos, self.model.eos_piece, "EOS")):
+            if flag and self.model.special_id(piece) < 0:
+                raise EncodeError(f"{name} token {piece!r} is not defined as a control symbol in this model")
+        if add_bos:
+            out.insert(0, self.bos_id if out_type is int else self.model.pieces[self.bos_id].piece)
+        if add_eos:
+            out.append(self.eos_id if out_type is int else self.model.pieces[self.eos_id].piece)
+        return out
+
+    def encode_pieces_and_ids(
+        self, text: str | bytes, *, alpha: float = 0.0, seed: int | None = None
+    ) -> tuple[list[str], list[int]]:
+        """Pieces and ids of ``text`` in one pass (no bos/eos)."""
+        if isinstance(alpha, bool) or not isinstance(alpha, int | float) or math.isnan(alpha):
+            raise InputTypeError(f"alpha must be a number, not {alpha!r}")
+        normalized = self._normalizer.normalize(_text(text))
+        rng = random.Random(seed) if alpha > 0.0 else None
+        return self._bpe.encode(normalized, float(alpha), rng)
+
+    @overload
+    def decode(self, tokens: list[int]) -> str: ...
+    @overload
+    def decode(self, tokens: list[str]) -> str: ...
+
+    def decode(self, tokens: list[int] | list[str]) -> str:
+        """The text of a list of ids, or of a list of pieces (like sentencepiece's ``decode``)."""
+        tokens = list(tokens)
+        if tokens and isinstance(tokens[0], str):
+            return decode_pieces(self.model, tokens)  # type: ignore[arg-type]
+        return decode_ids(self.model, tokens)  # type: ignore[arg-type]
+
+
+def _text(text: Any) -> str | bytes:
+    if isinstance(text, str | bytes | bytearray | memoryview):
+        return text if isinstance(text, str) else bytes(text)
+    raise InputTypeError(f"text to encode must be str or bytes, not {type(text).__name__}")
