@@ -16,7 +16,8 @@
 
 Performance: when no piece has ``▁`` except as its first character (or only as its last), no
 merge can cross a ``▁``, so the text is cut before (after) each one and the pieces of each chunk
-are cached (a trained model's chunks are words; measured 5x on English). Models with UNUSED
+are cached (a trained model's chunks are words; measured on tinyshakespeare with a 1000-piece
+model: 1.8x faster on new text, 4x once the words repeat). Models with UNUSED
 pieces are not cut: which two halves an UNUSED piece splits into is the last split recorded for
 that string anywhere in the text, so chunks are not independent there.
 """
@@ -46,7 +47,7 @@ Segment = list[tuple[str, int]]
 
 def score_rank(score: float) -> int:
     """The order sentencepiece gives a float32 score: its bits as a sign-magnitude integer."""
-    (bits,) = struct.unpack("<i", struct.pack("<f", score))
+    bits: int = struct.unpack("<i", struct.pack("<f", score))[0]
     return bits if bits >= 0 else -(1 << 31) - 1 - bits
 
 
@@ -125,6 +126,8 @@ class BpeEncoder:
                 if entry[2]:
                     rev_merge[piece] = (syms[i], syms[i + 1])
         if agenda and alpha < 1.0:
+            if alpha > 0.0 and rng is None:
+                rng = random.Random()
             self._merge(syms, frozen, agenda, rev_merge, alpha, rng)
         if not rev_merge:
             emit, unk = self._emit, self.unk_id
@@ -142,7 +145,7 @@ class BpeEncoder:
         agenda: list[tuple[int, int, int, int]],
         rev_merge: dict[str, tuple[str, str]],
         alpha: float,
-        rng: random.Random,
+        rng: random.Random | None,
     ) -> None:
         n = len(syms)
         prev = list(range(-1, n - 1))
@@ -156,7 +159,7 @@ class BpeEncoder:
             sl, sr = syms[left], syms[right]
             if not sl or not sr or len(sl) + len(sr) != size:
                 continue  # stale
-            if alpha > 0.0 and rng.random() < alpha:
+            if rng is not None and rng.random() < alpha:
                 continue  # BPE-dropout: this candidate is dropped
             syms[left] = sl + sr
             syms[right] = ""

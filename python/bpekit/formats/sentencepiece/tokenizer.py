@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import random
+from collections.abc import Iterable
 from typing import Any, overload
 
 from bpekit.errors import EncodeError, FormatError, InputTypeError, InvalidTokenError
@@ -81,9 +82,31 @@ class SentencePieceBPE:
         return self._normalizer.normalize(_text(text))
 
     @overload
-    def encode(self, text: str | bytes, out_type: type[int] = ..., **options: Any) -> list[int]: ...
+    def encode(
+        self,
+        text: str | bytes,
+        out_type: type[int] = ...,
+        *,
+        add_bos: bool = ...,
+        add_eos: bool = ...,
+        reverse: bool = ...,
+        emit_unk_piece: bool = ...,
+        alpha: float = ...,
+        seed: int | None = ...,
+    ) -> list[int]: ...
     @overload
-    def encode(self, text: str | bytes, out_type: type[str], **options: Any) -> list[str]: ...
+    def encode(
+        self,
+        text: str | bytes,
+        out_type: type[str],
+        *,
+        add_bos: bool = ...,
+        add_eos: bool = ...,
+        reverse: bool = ...,
+        emit_unk_piece: bool = ...,
+        alpha: float = ...,
+        seed: int | None = ...,
+    ) -> list[str]: ...
 
     def encode(
         self,
@@ -134,17 +157,12 @@ class SentencePieceBPE:
         rng = random.Random(seed) if alpha > 0.0 else None
         return self._bpe.encode(normalized, float(alpha), rng)
 
-    @overload
-    def decode(self, tokens: list[int]) -> str: ...
-    @overload
-    def decode(self, tokens: list[str]) -> str: ...
-
-    def decode(self, tokens: list[int] | list[str]) -> str:
+    def decode(self, tokens: Iterable[int] | Iterable[str]) -> str:
         """The text of a list of ids, or of a list of pieces (like sentencepiece's ``decode``)."""
-        tokens = list(tokens)
-        if tokens and isinstance(tokens[0], str):
-            return decode_pieces(self.model, tokens)  # type: ignore[arg-type]
-        return decode_ids(self.model, tokens)  # type: ignore[arg-type]
+        items: list[Any] = list(tokens)
+        if items and isinstance(items[0], str):
+            return decode_pieces(self.model, items)
+        return decode_ids(self.model, items)
 
 
 def _text(text: Any) -> str | bytes:
