@@ -73,6 +73,30 @@ def test_presence_signed_zero_and_unknown_fields_survive() -> None:
     assert tok.decode([0, 5]) == "ab" == spm().SentencePieceProcessor(model_proto=data).decode([0, 5])
 
 
+def test_wrong_wire_types_inside_a_piece_are_kept_as_unknown_fields() -> None:
+    # piece "ba" with its score as a varint (field 2 is fixed32) and its type as bytes (an enum):
+    # protobuf keeps both as unknown fields, so the piece reads as NORMAL with score 0.0.
+    entry = b"\x0a\x02ba" + b"\x10\x05" + b"\x1a\x01x"
+    data = b"\x0a" + bytes([len(entry)]) + entry + SMALL
+    model = SentencePieceModel.load(data)
+    assert model.pieces[0] == ("ba", 0.0, NORMAL)
+    assert model.to_proto().SerializeToString() == data
+    sp = spm().SentencePieceProcessor(model_proto=data)
+    tok = SentencePieceBPE(model)
+    for text in ("abab", "baba", "bab"):
+        assert tok.encode(text, out_type=str) == sp.encode(text, out_type=str)
+
+
+def test_self_test_data_is_kept_but_not_run() -> None:
+    proto = ModelProto.FromString(SMALL)
+    proto.self_test_data.samples.add(input="ab", expected="a b")  # wrong: "ab" encodes to ab
+    data = proto.SerializeToString()
+    spm().SentencePieceProcessor(model_proto=data)  # the 0.2.3 wheel does not run it either
+    model = SentencePieceModel.load(data)
+    assert model.serialize() == data
+    assert SentencePieceBPE(model).encode("ab", out_type=str) == ["ab"]
+
+
 def test_fields_out_of_order_are_kept_by_save(tmp_path: Path) -> None:
     proto = ModelProto.FromString(SMALL)
     pieces = b"".join(b"\x0a" + bytes([p.ByteSize()]) + p.SerializeToString() for p in proto.pieces)

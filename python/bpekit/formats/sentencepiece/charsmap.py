@@ -17,6 +17,7 @@ from array import array
 from bpekit.errors import FormatError
 
 _LEAF_BIT = 1 << 8
+_UNIT_TYPECODE = "I" if array("I").itemsize == 4 else "L"  # a 32-bit unsigned array
 
 
 def _offset(unit: int) -> int:
@@ -35,7 +36,7 @@ class CharsMap:
                 f"precompiled_charsmap is broken: trie size {trie_size} exceeds the blob size {len(blob)}"
             )
         n_units = trie_size // 4  # sentencepiece ignores a trailing partial unit
-        units = array("I")
+        units = array(_UNIT_TYPECODE)
         units.frombytes(blob[4 : 4 + 4 * n_units])
         if sys.byteorder == "big":
             units.byteswap()

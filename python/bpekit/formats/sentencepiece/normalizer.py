@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from bpekit.errors import EncodeError, FormatError
+from bpekit.errors import EncodeError, FormatError, InternalError
 from bpekit.formats.sentencepiece.charsmap import CharsMap, _utf8_length
 
 SPACE_SYMBOL = "\u2581"
@@ -62,12 +62,13 @@ class Normalizer:
         self._build_scanner()
 
     def _build_scanner(self) -> None:
-        """Prepares the str cutter: which characters need a closer look (None: bytes only).
+        """Prepares the str cutter: which characters need a closer look.
 
         A character needs one when a rule is that character alone, or it starts a user-defined
         piece (``_singles``), or it starts longer rules and the next character can continue one
         of them (``_follow``); the regex finds candidates, ``_follow`` then checks them exactly.
-        Every other character is its own prefix, copied as is.
+        Every other character is its own prefix, copied as is. When some rule ends inside a
+        character (``_fast`` False) only the byte cutter is exact.
         """
         rules: set[str] = set()
         follow: dict[str, set[str]] = {}
@@ -162,8 +163,7 @@ class Normalizer:
     def _replacement(self, value: int) -> str:
         found = self._decoded.get(value)
         if found is None:
-            assert self.charsmap is not None  # only called after a charsmap match
-            raw = self.charsmap.replacement(value)
+            raw = self._rules().replacement(value)
             try:
                 found = self._decoded[value] = raw.decode("utf-8")
             except UnicodeDecodeError as e:
@@ -171,6 +171,11 @@ class Normalizer:
                     f"precompiled_charsmap replacement at offset {value} is not valid UTF-8: {raw!r}"
                 ) from e
         return found
+
+    def _rules(self) -> CharsMap:
+        if self.charsmap is None:  # callers only get here after a charsmap matched
+            raise InternalError("normalizer used a charsmap rule without a charsmap")
+        return self.charsmap
 
     def _byte_prefixes(self, data: bytes) -> list[str]:
         out: list[str] = []
@@ -238,8 +243,7 @@ class Normalizer:
                 if text[at : at + length] in self._ud:
                     return text[at : at + length], length
         if char in self._map_first:
-            assert self.charsmap is not None  # _map_first is empty without one
-            used, value, whole = self.charsmap.longest_match_chars(text, at)
+            used, value, whole = self._rules().longest_match_chars(text, at)
             if not whole:
                 raise _NeedBytes
             if used:
