@@ -157,3 +157,18 @@ def test_random_models_match_sentencepiece(data: bytes, texts: list[str]) -> Non
         assert tok.decode(ids) == sp.decode(ids)
     everything = list(range(tok.vocab_size))
     assert tok.decode(everything) == sp.decode(everything)
+
+
+def test_undoing_unused_merges_stops_100_levels_deep() -> None:
+    # c0 c1 ... c102 merge left to right into UNUSED prefixes s1 = c0c1, s2 = s1c2, ...; undoing
+    # s102 goes one level per piece, so s1 is reached 101 levels down and kept: its own id.
+    chars = [chr(0x4E00 + i) for i in range(103)]
+    prefixes = ["".join(chars[: k + 1]) for k in range(1, 103)]
+    pieces = [*SPECIALS, *((c, -1000.0, NORMAL) for c in chars)]
+    pieces += [(p, -float(k), UNUSED) for k, p in enumerate(prefixes)]
+    tok, sp = SentencePieceBPE.load(build(pieces)), spm().SentencePieceProcessor(model_proto=build(pieces))
+    text = "".join(chars)
+    assert tok.encode(text, out_type=str) == sp.encode(text, out_type=str)
+    assert tok.encode(text, out_type=str)[:2] == [chars[0] + chars[1], chars[2]]
+    assert tok.encode(text)[:2] == [3 + 103, 3 + 2]  # ids: 3 specials, 103 chars, then s1, s2, ...
+    assert tok.encode(text) == sp.encode(text)

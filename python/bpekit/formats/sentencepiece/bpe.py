@@ -8,9 +8,9 @@
    that ``+0.0`` ranks above ``-0.0`` and NaNs sit at the ends.
 3. Pop the best candidate; skip it when stale (a side was merged away or grew); with dropout
    skip it with probability ``alpha``; else merge and add the candidates of the new neighbours.
-4. A final symbol that is an UNUSED piece is split back into the two symbols it was made of
-   (recursively, at most 100 levels); a final symbol that is not a NORMAL or USER_DEFINED piece
-   is unknown.
+4. A final symbol that is an UNUSED piece is split back into the two symbols it was made of,
+   recursively (below 100 levels the UNUSED piece is kept as it is); any other final symbol that
+   is not a NORMAL or USER_DEFINED piece is unknown.
 5. Unknown symbols become the bytes ``<0xHH>`` under byte fallback; otherwise a run of them
    becomes one unknown piece (the processor's ``PopulateSentencePieceText``).
 
@@ -178,7 +178,10 @@ class BpeEncoder:
 
     def _resegment(self, sym: str, rev_merge: dict[str, tuple[str, str]], out: Segment, depth: int) -> None:
         entry = self._table.get(sym)
-        if entry is not None and entry[2] and depth <= MAX_RESEGMENT_DEPTH:
+        if entry is not None and entry[2]:
+            if depth > MAX_RESEGMENT_DEPTH:
+                out.append((sym, entry[1]))  # sentencepiece gives up and keeps the UNUSED piece
+                return
             halves = rev_merge.get(sym)
             if halves is not None:
                 self._resegment(halves[0], rev_merge, out, depth + 1)
