@@ -74,7 +74,7 @@ impl CoreBpe {
     /// Encodes one piece, appending ids; returns how many ids it produced.
     #[inline]
     fn encode_piece(&self, piece: &[u8], out: &mut Vec<Rank>, cache: &mut Option<&mut PieceCache>) -> Result<usize> {
-        if let Some(&t) = self.ranks().get(piece) {
+        if let Some(t) = self.vocab.rank(piece) {
             out.push(t);
             return Ok(1);
         }
@@ -86,7 +86,7 @@ impl CoreBpe {
             }
         }
         let before = out.len();
-        byte_pair_encode_bounded(self.ranks(), self.vocab.max_token_len, piece, out)?;
+        byte_pair_encode_bounded(&self.vocab.fast, self.vocab.max_token_len, piece, out)?;
         if let (true, Some(c)) = (cacheable, cache.as_deref_mut()) {
             c.insert(piece, &out[before..], self.cache_capacity());
         }

@@ -2,6 +2,7 @@
 //! decode both ordinary and special tokens.
 
 use crate::error::{Error, Result};
+use crate::merge::FastRanks;
 use rustc_hash::FxHashMap;
 
 /// A token id. In tiktoken-style vocabularies the id is also the merge priority.
@@ -11,6 +12,8 @@ pub type Rank = u32;
 #[derive(Debug, Clone)]
 pub struct Vocab {
     pub encoder: FxHashMap<Vec<u8>, Rank>,
+    /// The same ranks, laid out for the merge loops' lookups.
+    pub fast: FastRanks,
     /// `decode_start[id]..decode_start[id + 1]` indexes `decode_bytes`; `u32::MAX` marks a hole.
     decode_offsets: Vec<(u32, u32)>,
     decode_bytes: Vec<u8>,
@@ -75,7 +78,8 @@ impl Vocab {
         }
         special_ids.sort_unstable();
         special_ids.dedup();
-        Ok(Vocab { encoder, decode_offsets, decode_bytes, special_ids, max_token_len })
+        let fast = FastRanks::new(&encoder);
+        Ok(Vocab { encoder, fast, decode_offsets, decode_bytes, special_ids, max_token_len })
     }
 
     /// The bytes of token `id` (ordinary or special), if it exists.
@@ -105,7 +109,8 @@ impl Vocab {
 
     #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<Rank> {
-        self.encoder.get(bytes).copied()
+        use crate::merge::RankLookup;
+        self.fast.rank_of(bytes)
     }
 
     /// Concatenates the bytes of `tokens`; the first unknown id is an error.

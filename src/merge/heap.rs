@@ -5,7 +5,7 @@
 //! Stale heap entries are skipped lazily: since ranks are unique and a part only grows, an entry
 //! `(rank, i)` is current iff part `i` is alive and its pair rank is still `rank`.
 
-use super::{lookup, Ranks};
+use super::{lookup, RankLookup};
 use crate::error::Result;
 use crate::vocab::Rank;
 use std::cmp::Reverse;
@@ -13,7 +13,7 @@ use std::collections::BinaryHeap;
 
 const NONE: u32 = u32::MAX;
 
-pub fn encode_into(ranks: &Ranks, max_len: usize, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
+pub fn encode_into<R: RankLookup>(ranks: &R, max_len: usize, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
     let n = piece.len();
     debug_assert!(n >= 2 && n < u32::MAX as usize);
     // next[i]: start of the part after the part starting at i (n at the end); NONE if i is dead.
@@ -33,11 +33,11 @@ pub fn encode_into(ranks: &Ranks, max_len: usize, piece: &[u8], out: &mut Vec<Ra
         if end - i as usize > max_len {
             return Rank::MAX;
         }
-        ranks.get(&piece[i as usize..end]).copied().unwrap_or(Rank::MAX)
+        ranks.rank_of(&piece[i as usize..end]).unwrap_or(Rank::MAX)
     };
 
     for i in 0..n as u32 - 1 {
-        let r = ranks.get(&piece[i as usize..i as usize + 2]).copied().unwrap_or(Rank::MAX);
+        let r = ranks.rank_of(&piece[i as usize..i as usize + 2]).unwrap_or(Rank::MAX);
         pair_rank[i as usize] = r;
         if r != Rank::MAX {
             heap.push(key(r, i));

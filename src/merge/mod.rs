@@ -7,7 +7,10 @@
 
 pub mod cache;
 pub mod heap;
+pub mod lookup;
 pub mod small;
+
+pub use lookup::{FastRanks, RankLookup};
 
 use crate::error::{Error, Result};
 use crate::vocab::Rank;
@@ -22,16 +25,16 @@ pub type Ranks = FxHashMap<Vec<u8>, Rank>;
 
 /// Encodes one piece (which is not itself a token) and appends its ids to `out`.
 #[inline]
-pub fn byte_pair_encode_into(ranks: &Ranks, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
+pub fn byte_pair_encode_into<R: RankLookup>(ranks: &R, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
     byte_pair_encode_bounded(ranks, usize::MAX, piece, out)
 }
 
 /// As [`byte_pair_encode_into`], knowing that no token is longer than `max_len` bytes, so that
 /// pairs longer than that are never looked up (this keeps long pieces from hashing long slices).
 #[inline]
-pub fn byte_pair_encode_bounded(ranks: &Ranks, max_len: usize, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
+pub fn byte_pair_encode_bounded<R: RankLookup>(ranks: &R, max_len: usize, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
     if piece.len() == 1 {
-        out.push(ranks.get(piece).copied().ok_or_else(|| Error::NoToken(piece.to_vec()))?);
+        out.push(ranks.rank_of(piece).ok_or_else(|| Error::NoToken(piece.to_vec()))?);
         return Ok(());
     }
     if piece.len() < HEAP_THRESHOLD {
@@ -42,7 +45,7 @@ pub fn byte_pair_encode_bounded(ranks: &Ranks, max_len: usize, piece: &[u8], out
 }
 
 /// Encodes one piece from scratch (no whole-piece shortcut needed, but it is harmless).
-pub fn byte_pair_encode(ranks: &Ranks, piece: &[u8]) -> Result<Vec<Rank>> {
+pub fn byte_pair_encode<R: RankLookup>(ranks: &R, piece: &[u8]) -> Result<Vec<Rank>> {
     let mut out = Vec::new();
     if piece.is_empty() {
         return Ok(out);
@@ -52,8 +55,8 @@ pub fn byte_pair_encode(ranks: &Ranks, piece: &[u8]) -> Result<Vec<Rank>> {
 }
 
 #[inline]
-pub(crate) fn lookup(ranks: &Ranks, bytes: &[u8]) -> Result<Rank> {
-    ranks.get(bytes).copied().ok_or_else(|| Error::NoToken(bytes.to_vec()))
+pub(crate) fn lookup<R: RankLookup>(ranks: &R, bytes: &[u8]) -> Result<Rank> {
+    ranks.rank_of(bytes).ok_or_else(|| Error::NoToken(bytes.to_vec()))
 }
 
 #[cfg(test)]

@@ -4,17 +4,17 @@
 //! merges that pair and recomputes only the two neighbouring pair ranks. O(n·m) for n bytes and m
 //! merges, which beats anything cleverer for the 2–20 byte pieces of natural text.
 
-use super::{lookup, Ranks};
+use super::{lookup, RankLookup};
 use crate::error::Result;
 use crate::vocab::Rank;
 
 #[inline]
-pub fn encode_into(ranks: &Ranks, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
+pub fn encode_into<R: RankLookup>(ranks: &R, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
     debug_assert!(piece.len() >= 2);
     let mut parts: Vec<(usize, Rank)> = Vec::with_capacity(piece.len() + 1);
     let mut min_rank: (Rank, usize) = (Rank::MAX, usize::MAX);
     for i in 0..piece.len() - 1 {
-        let rank = ranks.get(&piece[i..i + 2]).copied().unwrap_or(Rank::MAX);
+        let rank = ranks.rank_of(&piece[i..i + 2]).unwrap_or(Rank::MAX);
         if rank < min_rank.0 {
             min_rank = (rank, i);
         }
@@ -24,9 +24,9 @@ pub fn encode_into(ranks: &Ranks, piece: &[u8], out: &mut Vec<Rank>) -> Result<(
     parts.push((piece.len(), Rank::MAX));
 
     #[inline(always)]
-    fn pair_rank(ranks: &Ranks, piece: &[u8], parts: &[(usize, Rank)], i: usize) -> Rank {
+    fn pair_rank<R: RankLookup>(ranks: &R, piece: &[u8], parts: &[(usize, Rank)], i: usize) -> Rank {
         if i + 3 < parts.len() {
-            ranks.get(&piece[parts[i].0..parts[i + 3].0]).copied().unwrap_or(Rank::MAX)
+            ranks.rank_of(&piece[parts[i].0..parts[i + 3].0]).unwrap_or(Rank::MAX)
         } else {
             Rank::MAX
         }
