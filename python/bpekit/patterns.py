@@ -1,0 +1,60 @@
+"""Pre-tokenizer patterns of the known model families, by name.
+
+The strings are the public constants of each encoding, exactly as tiktoken, Hugging Face and
+llama.cpp write them; the Rust core recognises them and uses a hand-written splitter where it has
+one, and the regex engine (fancy-regex, tiktoken's) otherwise.
+"""
+
+from __future__ import annotations
+
+# GPT-2 / r50k_base / p50k_base (tiktoken's possessive, equivalent form of GPT-2's pattern)
+GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+
+CL100K = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+
+O200K = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+# Llama 3 (as its tokenizer.json and llama.cpp's "llama-bpe" write it)
+LLAMA3 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+# Qwen 2 (transformers' converter): single digits
+QWEN2 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+PATTERNS: dict[str, str] = {
+    "gpt2": GPT2,
+    "r50k": GPT2,
+    "p50k": GPT2,
+    "cl100k": CL100K,
+    "o200k": O200K,
+    "llama3": LLAMA3,
+    "qwen2": QWEN2,
+}
+
+
+def resolve_pattern(name_or_regex: str) -> str:
+    """A known family name (``"o200k"``, ``"cl100k_base"``, ``"gpt2"``...) or a regex, as a regex."""
+    if not isinstance(name_or_regex, str):
+        from bpekit.errors import InputTypeError
+
+        raise InputTypeError(f"pattern must be a str, got {type(name_or_regex).__name__}")
+    key = name_or_regex.lower().removesuffix("_base")
+    return PATTERNS.get(key, name_or_regex)
