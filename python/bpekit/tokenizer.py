@@ -34,6 +34,7 @@ FORMAT = "bpekit"
 VERSION = 1
 
 Pair = tuple[bytes, bytes]
+Specials = Literal["all"] | Collection[str]
 
 
 def ranks_from_merges(merges: Iterable[Pair]) -> dict[bytes, int]:
@@ -120,9 +121,7 @@ class Tokenizer:
 
     # ---- encoding ----
 
-    def _allowed(
-        self, text: str, allowed_special: Literal["all"] | Collection[str], disallowed_special: Literal["all"] | Collection[str]
-    ) -> list[str]:
+    def _allowed(self, text: str, allowed_special: Specials, disallowed_special: Specials) -> list[str]:
         allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
         if disallowed_special == "all":
             disallowed = set(self.special_tokens) - allowed
@@ -146,8 +145,8 @@ class Tokenizer:
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Collection[str] = frozenset(),
-        disallowed_special: Literal["all"] | Collection[str] = "all",
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
     ) -> list[int]:
         """Token ids of ``text``; special-token policy as tiktoken's ``Encoding.encode``."""
         allowed = self._allowed(text, allowed_special, disallowed_special)
@@ -168,8 +167,8 @@ class Tokenizer:
         texts: Sequence[str],
         *,
         num_threads: int = 0,
-        allowed_special: Literal["all"] | Collection[str] = frozenset(),
-        disallowed_special: Literal["all"] | Collection[str] = "all",
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
     ) -> list[list[int]]:
         """``encode`` of each text, in parallel in the core (``num_threads`` 0 = every core)."""
         allowed: set[str] = set()

@@ -30,7 +30,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="train a byte-level BPE tokenizer",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
     )
-    p.add_argument("sources", nargs="+", help="files, directories, globs, .jsonl/.parquet/.gz/.zst files, .counts files")
+    p.add_argument("sources", nargs="+", help="files, directories, globs, .jsonl/.parquet/.gz/.zst, .counts")
     p.add_argument("--vocab-size", type=int, required=True, help="tokens in all: 256 bytes + merges + special tokens")
     p.add_argument("-o", "--output", required=True, help="where to write the tokenizer")
     p.add_argument(

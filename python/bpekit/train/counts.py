@@ -155,9 +155,8 @@ class WordCounts:
             raise FormatError(f"{source}: truncated ({len(body)} of {header.get('body_bytes')} body bytes)")
         if hashlib.sha256(body).hexdigest() != header.get("body_sha256"):
             raise ChecksumError(f"{source}: the body does not match its sha256")
-        wc = cls(
-            header["pattern"], header["special_tokens"], core=_core.WordCounts.from_bytes(body), stats=header.get("stats")
-        )
+        core = _core.WordCounts.from_bytes(body)
+        wc = cls(header["pattern"], header["special_tokens"], core=core, stats=header.get("stats"))
         if len(wc) != header.get("words"):
             raise FormatError(f"{source}: {len(wc)} words, the header says {header.get('words')}")
         return wc

@@ -64,7 +64,9 @@ class Trainer:
         self.special_tokens = _check_specials(special_tokens)
         self.vocab_size = _check_int("vocab_size", vocab_size, 256 + len(self.special_tokens))
         self.min_frequency = _check_int("min_frequency", min_frequency, 1)
-        self.max_token_length = None if max_token_length is None else _check_int("max_token_length", max_token_length, 2)
+        self.max_token_length = (
+            None if max_token_length is None else _check_int("max_token_length", max_token_length, 2)
+        )
         self.threads = _check_int("threads", threads, 0)
         self.pattern = resolve_pattern(pattern)
         self.pattern_name = next((name for name, p in PATTERNS.items() if p == self.pattern), None)
