@@ -3,7 +3,7 @@
 //! callback re-acquires it briefly, and Ctrl-C is noticed there (`Python::check_signals`).
 
 use super::run;
-use crate::train::{learn, Counter, MergeOptions, Progress, WordCounts};
+use crate::train::{learn, learn_owned, Counter, MergeOptions, Progress, WordCounts};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -91,7 +91,7 @@ impl PyWordCounts {
     }
 
     fn get(&self, word: &[u8]) -> u64 {
-        self.inner.map.get(word).copied().unwrap_or(0)
+        self.inner.get(word).unwrap_or(0)
     }
 
     /// Adds one word's count.
@@ -114,7 +114,7 @@ impl PyWordCounts {
     /// `(word, count)` pairs, most frequent first (ties in byte order); `n` limits the length.
     #[pyo3(signature = (n = None))]
     fn most_common<'py>(&self, py: Python<'py>, n: Option<usize>) -> Vec<(Bound<'py, PyBytes>, u64)> {
-        let mut v: Vec<(&[u8], u64)> = self.inner.map.iter().map(|(w, &c)| (w.as_slice(), c)).collect();
+        let mut v: Vec<(&[u8], u64)> = self.inner.iter().collect();
         v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         v.truncate(n.unwrap_or(usize::MAX));
         v.into_iter().map(|(w, c)| (PyBytes::new(py, w), c)).collect()
@@ -139,20 +139,23 @@ impl PyWordCounts {
 /// Learns merges from `counts`. Returns `(merges, counts, tokens)`: every merge as a pair of ids,
 /// the count of each, and the bytes of every token by id. `callback(tokens, target, merges)` is
 /// called about every 0.1 s; an exception from it (or Ctrl-C) stops training and is re-raised.
+/// With `consume`, `counts` is emptied as training starts (its memory is reused).
 #[pyfunction]
-#[pyo3(signature = (counts, n_tokens, min_frequency = 2, max_token_length = None, threads = 0, callback = None))]
+#[pyo3(signature = (counts, n_tokens, min_frequency = 2, max_token_length = None, callback = None, consume = false))]
 #[allow(clippy::type_complexity)]
 pub fn learn_merges<'py>(
     py: Python<'py>,
-    counts: &PyWordCounts,
+    counts: &Bound<'py, PyWordCounts>,
     n_tokens: usize,
     min_frequency: u64,
     max_token_length: Option<usize>,
-    threads: usize,
     callback: Option<Py<PyAny>>,
+    consume: bool,
 ) -> PyResult<(Vec<(u32, u32)>, Vec<u64>, Vec<Bound<'py, PyBytes>>)> {
-    let opts = MergeOptions { n_tokens, min_frequency, max_token_length, threads };
-    let words = &counts.inner;
+    let opts = MergeOptions { n_tokens, min_frequency, max_token_length };
+    let owned = if consume { Some(std::mem::take(&mut counts.borrow_mut().inner)) } else { None };
+    let guard = counts.borrow();
+    let borrowed: &WordCounts = &guard.inner;
     let mut error: Option<PyErr> = None;
     let result = run(py, || {
         let mut report = |p: &Progress| {
@@ -170,8 +173,12 @@ pub fn learn_merges<'py>(
                 }
             })
         };
-        Ok(learn(words, &opts, &mut report))
+        Ok(match owned {
+            Some(wc) => learn_owned(wc, &opts, &mut report),
+            None => learn(borrowed, &opts, &mut report),
+        })
     })?;
+    drop(guard);
     match result {
         Ok(l) => {
             let tokens = l.tokens.iter().map(|t| PyBytes::new(py, t)).collect();

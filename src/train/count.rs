@@ -12,18 +12,20 @@
 //! - The global table is split into 64 shards by the word's hash, and every worker's map is split
 //!   the same way, so shards are merged in parallel with no locks (merging one map into a single
 //!   table was the serial bottleneck once pre-tokenization ran on several threads).
+//! - Every worker thread has its own compiled pre-tokenizer. Clones of one fancy-regex `Regex`
+//!   share its matcher caches behind one pool (for patterns with look-around, as all the OpenAI
+//!   ones have), and contention on that pool made two threads slower than one (4.4 s vs 3.5 s
+//!   for the 49 MB benchmark mix on 2 cores).
 
 use super::stream;
-use super::words::WordCounts;
+use super::words::{shard_of, Shard, WordCounts, SHARDS};
 use crate::error::{Error, Result};
 use crate::pretokenize::Pretokenizer;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use rayon::prelude::*;
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::hash::Hasher;
 
-const SHARDS: usize = 64;
 /// Target size of one parallel counting job.
 const PART_BYTES: usize = 1 << 20;
 /// Smallest part worth a job of its own when splitting a stream block.
@@ -46,29 +48,21 @@ pub struct CountStats {
     pub forced_cuts: u64,
 }
 
-type Shards<K> = Vec<FxHashMap<K, u64>>;
-
 pub struct Counter {
-    pretokenizer: Pretokenizer,
+    /// One per worker thread (see the performance notes).
+    pretokenizers: Vec<Pretokenizer>,
     specials: Vec<Vec<u8>>,
     automaton: Option<AhoCorasick>,
-    shards: Shards<Vec<u8>>,
+    counts: WordCounts,
     carry: Vec<u8>,
     in_stream: bool,
     threads: usize,
     pub stats: CountStats,
 }
 
-#[inline]
-fn shard_of(word: &[u8]) -> usize {
-    let mut h = FxHasher::default();
-    h.write(word);
-    (h.finish() >> 58) as usize
-}
-
 /// One worker's counts.
 struct Local<'a> {
-    shards: Shards<&'a [u8]>,
+    shards: Vec<FxHashMap<&'a [u8], u64>>,
     pieces: u64,
     specials: u64,
 }
@@ -90,11 +84,12 @@ impl Counter {
                     .map_err(|e| Error::Vocab(format!("special tokens: {e}")))?,
             )
         };
+        let workers = rayon_threads(threads);
         Ok(Counter {
-            pretokenizer: Pretokenizer::new(pattern)?,
+            pretokenizers: (0..workers).map(|_| Pretokenizer::new(pattern)).collect::<Result<_>>()?,
             specials,
             automaton,
-            shards: (0..SHARDS).map(|_| FxHashMap::default()).collect(),
+            counts: WordCounts::new(),
             carry: Vec::new(),
             in_stream: false,
             threads,
@@ -104,7 +99,7 @@ impl Counter {
 
     /// Number of distinct words so far.
     pub fn distinct(&self) -> usize {
-        self.shards.iter().map(|s| s.len()).sum()
+        self.counts.len()
     }
 
     /// Counts independent documents (each is pre-tokenized on its own).
@@ -151,12 +146,7 @@ impl Counter {
     /// Ends any stream and returns all counts, leaving the counter empty.
     pub fn take_counts(&mut self) -> Result<WordCounts> {
         self.end_stream()?;
-        let mut wc = WordCounts::new();
-        wc.map.reserve(self.distinct());
-        for shard in &mut self.shards {
-            wc.map.extend(std::mem::take(shard));
-        }
-        Ok(wc)
+        Ok(std::mem::take(&mut self.counts))
     }
 
     fn count_stream_text(&mut self, buf: &[u8]) -> Result<()> {
@@ -198,55 +188,68 @@ impl Counter {
             self.stats.pieces += l.pieces;
             self.stats.specials += l.specials;
         }
-        let add = |(s, shard): (usize, &mut FxHashMap<Vec<u8>, u64>)| {
+        // Existing words are counted in parallel, shard by shard; words seen for the first time
+        // are gathered and stored by this thread, so the table's memory comes from one malloc
+        // arena (words stored from worker threads stayed in their arenas when freed, which cost
+        // 30 MB of peak memory in the merge phase on 2 threads).
+        let add = |(s, shard): (usize, &mut Shard)| {
+            let mut fresh: FxHashMap<&[u8], u64> = FxHashMap::default();
             for l in &locals {
                 for (&w, &c) in &l.shards[s] {
                     match shard.get_mut(w) {
                         Some(v) => *v = v.saturating_add(c),
-                        None => {
-                            shard.insert(w.to_vec(), c);
-                        }
+                        None => *fresh.entry(w).or_insert(0) += c,
                     }
                 }
             }
+            fresh
         };
-        if self.threads == 1 || locals.len() <= 1 {
-            self.shards.iter_mut().enumerate().for_each(add);
+        let shards = self.counts.shards_mut();
+        let fresh: Vec<FxHashMap<&[u8], u64>> = if self.threads == 1 || locals.len() <= 1 {
+            shards.iter_mut().enumerate().map(add).collect()
         } else {
-            let shards = &mut self.shards;
-            crate::parallel::pool(self.threads).install(|| shards.par_iter_mut().enumerate().for_each(add));
+            crate::parallel::pool(self.threads)
+                .install(|| shards.par_iter_mut().enumerate().map(add).collect())
+        };
+        for (shard, new) in shards.iter_mut().zip(fresh) {
+            shard.reserve(new.len());
+            for (w, c) in new {
+                shard.insert(w.to_vec(), c);
+            }
         }
         Ok(())
     }
 
     /// One worker: split at special tokens, pre-tokenize, count.
     fn count_job<'a>(&self, texts: &[&'a str]) -> Result<Local<'a>> {
+        let worker = rayon::current_thread_index().unwrap_or(0) % self.pretokenizers.len();
+        let pretokenizer = &self.pretokenizers[worker];
         let mut local =
             Local { shards: (0..SHARDS).map(|_| FxHashMap::default()).collect(), pieces: 0, specials: 0 };
         for &text in texts {
             let mut start = 0;
             if let Some(ac) = &self.automaton {
                 for m in ac.find_iter(text.as_bytes()) {
-                    self.count_gap(&text[start..m.start()], &mut local)?;
+                    count_gap(pretokenizer, &text[start..m.start()], &mut local)?;
                     local.specials += 1;
                     start = m.end();
                 }
             }
-            self.count_gap(&text[start..], &mut local)?;
+            count_gap(pretokenizer, &text[start..], &mut local)?;
         }
         Ok(local)
     }
+}
 
-    #[inline]
-    fn count_gap<'a>(&self, text: &'a str, local: &mut Local<'a>) -> Result<()> {
-        let bytes = text.as_bytes();
-        self.pretokenizer.for_each_piece(text, |s, e| {
-            let w = &bytes[s..e];
-            *local.shards[shard_of(w)].entry(w).or_insert(0) += 1;
-            local.pieces += 1;
-            Ok(())
-        })
-    }
+#[inline]
+fn count_gap<'a>(pretokenizer: &Pretokenizer, text: &'a str, local: &mut Local<'a>) -> Result<()> {
+    let bytes = text.as_bytes();
+    pretokenizer.for_each_piece(text, |s, e| {
+        let w = &bytes[s..e];
+        *local.shards[shard_of(w)].entry(w).or_insert(0) += 1;
+        local.pieces += 1;
+        Ok(())
+    })
 }
 
 fn rayon_threads(threads: usize) -> usize {

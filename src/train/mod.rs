@@ -3,7 +3,7 @@
 //! 1. [`count`]: pre-tokenize the text (in parallel, chunk by chunk) and count the distinct
 //!    pre-tokens ("words") with 64-bit counts. Special tokens are cut out first and never counted.
 //!    [`stream`] finds where a long text may be cut into chunks without changing its pieces.
-//! 2. [`merge`]: learn merges over the deduplicated word table, updating pair counts
+//! 2. [`merge`]: learn merges over the deduplicated word table ([`table`]), updating pair counts
 //!    incrementally (pair -> words index, a max-heap with lazy invalidation, [`queue`]); the corpus
 //!    is never recounted.
 //!
@@ -16,8 +16,9 @@ pub mod count;
 pub mod merge;
 pub mod queue;
 pub mod stream;
+pub mod table;
 pub mod words;
 
 pub use count::{CountStats, Counter};
-pub use merge::{learn, Learned, MergeOptions, Progress};
+pub use merge::{learn, learn_owned, Learned, MergeOptions, Progress, Stopped};
 pub use words::WordCounts;

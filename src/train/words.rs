@@ -5,11 +5,33 @@
 //! so the same counts always serialize to the same bytes.
 
 use crate::error::{Error, Result};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHasher};
+use std::hash::Hasher;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The table is split into this many shards by word hash (see `count.rs`).
+pub const SHARDS: usize = 64;
+
+/// The shard of `word`: the top bits of its Fx hash.
+#[inline]
+pub fn shard_of(word: &[u8]) -> usize {
+    let mut h = FxHasher::default();
+    h.write(word);
+    (h.finish() >> 58) as usize
+}
+
+pub type Shard = FxHashMap<Vec<u8>, u64>;
+
+/// Distinct words and their counts, in [`SHARDS`] hash maps (so that counting threads can fill
+/// them in parallel and nothing has to be rehashed into one big table afterwards).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WordCounts {
-    pub map: FxHashMap<Vec<u8>, u64>,
+    shards: Vec<Shard>,
+}
+
+impl Default for WordCounts {
+    fn default() -> Self {
+        WordCounts { shards: (0..SHARDS).map(|_| Shard::default()).collect() }
+    }
 }
 
 impl WordCounts {
@@ -18,37 +40,63 @@ impl WordCounts {
     }
 
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.shards.iter().map(|s| s.len()).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.shards.iter().all(|s| s.is_empty())
     }
 
     /// Total number of pre-tokens counted (the sum of all counts).
     pub fn total(&self) -> u64 {
-        self.map.values().fold(0u64, |a, &c| a.saturating_add(c))
+        self.iter().fold(0u64, |a, (_, c)| a.saturating_add(c))
+    }
+
+    pub fn get(&self, word: &[u8]) -> Option<u64> {
+        self.shards[shard_of(word)].get(word).copied()
     }
 
     pub fn add_word(&mut self, word: &[u8], count: u64) {
-        if let Some(c) = self.map.get_mut(word) {
+        let shard = &mut self.shards[shard_of(word)];
+        if let Some(c) = shard.get_mut(word) {
             *c = c.saturating_add(count);
         } else {
-            self.map.insert(word.to_vec(), count);
+            shard.insert(word.to_vec(), count);
         }
     }
 
     /// Adds every count of `other` into `self`.
     pub fn merge_from(&mut self, other: &WordCounts) {
-        self.map.reserve(other.len());
-        for (w, &c) in &other.map {
-            self.add_word(w, c);
+        for (mine, theirs) in self.shards.iter_mut().zip(&other.shards) {
+            mine.reserve(theirs.len());
+            for (w, &c) in theirs {
+                match mine.get_mut(w) {
+                    Some(v) => *v = v.saturating_add(c),
+                    None => {
+                        mine.insert(w.clone(), c);
+                    }
+                }
+            }
         }
+    }
+
+    /// Every word and its count, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
+        self.shards.iter().flat_map(|s| s.iter().map(|(w, &c)| (w.as_slice(), c)))
+    }
+
+    /// Every word and its count, consuming the table shard by shard (memory is freed as it goes).
+    pub fn into_words(self) -> impl Iterator<Item = (Vec<u8>, u64)> {
+        self.shards.into_iter().flat_map(|s| s.into_iter())
+    }
+
+    pub(crate) fn shards_mut(&mut self) -> &mut [Shard] {
+        &mut self.shards
     }
 
     /// Words and counts sorted by word bytes.
     pub fn sorted(&self) -> Vec<(&[u8], u64)> {
-        let mut v: Vec<(&[u8], u64)> = self.map.iter().map(|(w, &c)| (w.as_slice(), c)).collect();
+        let mut v: Vec<(&[u8], u64)> = self.iter().collect();
         v.sort_unstable_by(|a, b| a.0.cmp(b.0));
         v
     }
@@ -123,8 +171,8 @@ mod tests {
         assert_eq!(a, b);
         let mut c = a.clone();
         c.merge_from(&b);
-        assert_eq!(c.map[&b"hello".to_vec()], 6);
-        assert_eq!(c.map[&b" world".to_vec()], u64::MAX); // saturates
+        assert_eq!(c.get(b"hello"), Some(6));
+        assert_eq!(c.get(b" world"), Some(u64::MAX)); // saturates
         assert_eq!(a.to_bytes(), b.to_bytes()); // canonical order
     }
 

@@ -93,7 +93,8 @@ def _train(args: argparse.Namespace) -> str:
         counts += extra
     if args.save_counts:
         counts.save(args.save_counts)
-    tok = trainer.train_from_counts(counts)
+    distinct, stats = len(counts), dict(counts.stats)
+    tok = trainer.train_from_counts(counts, consume=True)
     fmt = output_format(args)
     if fmt == "tiktoken":
         tok.export_tiktoken(args.output)
@@ -101,10 +102,9 @@ def _train(args: argparse.Namespace) -> str:
         tok.export_hf(args.output)
     else:
         tok.save(args.output)
-    stats = counts.stats
     return (
         f"trained {tok.vocab_size:,} tokens ({len(tok.merges):,} merges) on {human_bytes(stats['bytes'])}, "
-        f"{len(counts):,} distinct pre-tokens, in {trainer.timings['count'] + trainer.timings['merge']:.1f} s "
+        f"{distinct:,} distinct pre-tokens, in {trainer.timings['count'] + trainer.timings['merge']:.1f} s "
         f"-> {args.output} ({fmt})"
     )
 

@@ -30,8 +30,8 @@ from typing import Any, BinaryIO
 
 from bpekit.errors import DataNotFoundError, FormatError
 
-BLOCK_BYTES = 16 << 20  # bytes per read from a text file
-BATCH_BYTES = 8 << 20  # characters of documents per call into the counter
+BLOCK_BYTES = 4 << 20  # bytes per read from a text file (the counter splits it among threads)
+BATCH_BYTES = 4 << 20  # characters of documents per call into the counter
 BATCH_DOCS = 100_000
 COMPRESSED = (".gz", ".zst", ".zstd", ".bz2", ".xz")
 JSONL = (".jsonl", ".ndjson")

@@ -127,7 +127,11 @@ class Trainer:
             stats={k: stats[k] - self._taken[k] for k in STAT_KEYS},
         )
         self._taken = stats
-        self._counts += fresh
+        if len(self._counts) == 0:
+            fresh.stats = {k: fresh.stats[k] + self._counts.stats[k] for k in STAT_KEYS}
+            self._counts = fresh  # nothing to add to: no copy (the table may be large)
+        else:
+            self._counts += fresh
         return self._counts
 
     # ---- phase 2: merging ----
@@ -137,8 +141,9 @@ class Trainer:
         self.count(*sources)
         return self.train_from_counts(self.counts)
 
-    def train_from_counts(self, counts: WordCounts) -> Tokenizer:
-        """Learns merges from ``counts`` (made with this trainer's pattern and special tokens)."""
+    def train_from_counts(self, counts: WordCounts, *, consume: bool = False) -> Tokenizer:
+        """Learns merges from ``counts`` (made with this trainer's pattern and special tokens).
+        With ``consume``, ``counts`` is emptied as learning starts, which saves its memory."""
         if not isinstance(counts, WordCounts):
             raise VocabError(f"train_from_counts needs WordCounts, got {type(counts).__name__}")
         if counts.pattern != self.pattern or counts.special_tokens != self.special_tokens:
@@ -146,6 +151,7 @@ class Trainer:
         if counts.total() == 0:
             raise DataNotFoundError("the training corpus is empty: the sources hold no text besides special tokens")
         target = self.vocab_size - len(self.special_tokens)
+        corpus = {**counts.stats, "distinct_pre_tokens": len(counts), "pre_tokens": counts.total()}
         bar = ProgressBar(self.show_progress)
         start = time.perf_counter()
 
@@ -157,7 +163,7 @@ class Trainer:
 
         try:
             ids, merge_counts, tokens = _core.learn_merges(
-                counts._core, target, self.min_frequency, self.max_token_length, self.threads, report
+                counts._core, target, self.min_frequency, self.max_token_length, report, consume
             )
         finally:
             bar.close()
@@ -172,7 +178,7 @@ class Trainer:
             "new_tokens": len(tokens) - 256,
             "reached_vocab_size": len(tokens) == target,
             "last_merge_count": int(merge_counts[-1]) if merge_counts else None,
-            "corpus": {**counts.stats, "distinct_pre_tokens": len(counts), "pre_tokens": counts.total()},
+            "corpus": corpus,
             "bpekit_version": _core.__version__,
         }
         return Tokenizer(
@@ -212,7 +218,8 @@ def train(
         field=field,
         column=column,
     )
-    return trainer.train(source)
+    trainer.count(source)
+    return trainer.train_from_counts(trainer.counts, consume=True)  # the counts are not kept
 
 
 def count(
