@@ -141,7 +141,7 @@ impl PyWordCounts {
 /// called about every 0.1 s; an exception from it (or Ctrl-C) stops training and is re-raised.
 /// With `consume`, `counts` is emptied as training starts (its memory is reused).
 #[pyfunction]
-#[pyo3(signature = (counts, n_tokens, min_frequency = 2, max_token_length = None, callback = None, consume = false))]
+#[pyo3(signature = (counts, n_tokens, min_frequency = 2, max_token_length = None, threads = 0, callback = None, consume = false))]
 #[allow(clippy::type_complexity)]
 pub fn learn_merges<'py>(
     py: Python<'py>,
@@ -149,10 +149,11 @@ pub fn learn_merges<'py>(
     n_tokens: usize,
     min_frequency: u64,
     max_token_length: Option<usize>,
+    threads: usize,
     callback: Option<Py<PyAny>>,
     consume: bool,
 ) -> PyResult<(Vec<(u32, u32)>, Vec<u64>, Vec<Bound<'py, PyBytes>>)> {
-    let opts = MergeOptions { n_tokens, min_frequency, max_token_length };
+    let opts = MergeOptions { n_tokens, min_frequency, max_token_length, threads };
     let owned = if consume { Some(std::mem::take(&mut counts.borrow_mut().inner)) } else { None };
     let guard = counts.borrow();
     let borrowed: &WordCounts = &guard.inner;

@@ -5,14 +5,10 @@
 //! pair the list of words that may contain it (a superset: stale entries are skipped).
 //!
 //! One merge of the best pair `(a, b)` into token `n`:
-//! 1. visit only the words listed for `(a, b)`; in each, merge the non-overlapping occurrences
-//!    left to right (the textbook rule: `a a a` -> `aa a`);
-//! 2. pair-count deltas come from comparing the word before and after: every old pair touching
-//!    a merged position is subtracted and every new pair touching a new `n` is added; all other
-//!    pairs are the same on both sides and cancel, so the counts stay exactly those a full recount
-//!    would give;
-//! 3. pairs that gained are pushed on the [`Queue`] with their new count, and new pairs record
-//!    the word in their list.
+//! 1. visit only the words listed for `(a, b)` and rewrite them, collecting exact pair-count
+//!    deltas ([`super::apply`]);
+//! 2. apply the deltas with one index lookup per distinct pair; pairs that gained are pushed on
+//!    the [`Queue`] with their new count, and new pairs record the words they appeared in.
 //!
 //! The queue is lazy: a popped entry whose count differs from the current count is stale. If the
 //! current count is lower, it is pushed again with that count; if higher, a newer entry exists
@@ -23,13 +19,13 @@
 //! adds no new one, as in Hugging Face's trainer; it still appears in the merge list.
 //!
 //! Performance notes (50 MB benchmark mix, vocab 32,768, 603k words): most of the time goes to
-//! hash lookups, so the per-merge deltas (with the words gaining each new pair) are gathered in a
-//! small local map and applied with one lookup per distinct pair; words only shrink and are
-//! rewritten in place; word lists are neither sorted nor deduplicated (a word visited twice no
-//! longer holds the pair and is skipped by the same check as a stale entry). The initial pair
-//! count is serial: it takes ~4% of the phase, and per-thread maps would double its memory.
+//! hash lookups and to visiting words, so the per-merge deltas (with the words gaining each new
+//! pair) are gathered in a small local map and applied with one lookup per distinct pair; words
+//! only shrink and are rewritten in place; word lists are neither sorted nor deduplicated in the
+//! serial path (a word visited twice no longer holds the pair and is skipped like a stale entry).
 
-use super::queue::{pair, unpair, Entry, Pair, Queue};
+use super::apply::{merge_words, Scratch};
+use super::queue::{unpair, Entry, Pair, Queue};
 use super::table::{PairIndex, PairInfo, Words};
 use super::words::WordCounts;
 use rustc_hash::FxHashMap;
@@ -44,6 +40,8 @@ pub struct MergeOptions {
     pub min_frequency: u64,
     /// Never create a token longer than this many bytes.
     pub max_token_length: Option<usize>,
+    /// Threads for merges that touch many words (0 = every core). The result does not depend on it.
+    pub threads: usize,
 }
 
 /// Reported to the progress callback.
@@ -116,21 +114,6 @@ fn run(mut st: State, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<Lea
     Ok(out)
 }
 
-/// One merge's change to one pair: the count delta and the words where the pair appeared.
-#[derive(Default)]
-struct Delta {
-    count: i64,
-    words: Vec<u32>,
-}
-
-#[derive(Default)]
-struct Scratch {
-    old: Vec<u32>,
-    old_merged: Vec<bool>,
-    new_merged: Vec<bool>,
-    delta: FxHashMap<Pair, Delta>,
-}
-
 struct State {
     words: Words,
     pairs: PairIndex,
@@ -198,10 +181,8 @@ impl State {
                 id
             }
         };
-        let list = self.pairs.remove(&p).map(|i| i.words).unwrap_or_default();
-        for &w in &list {
-            self.merge_word(w as usize, p, n, s);
-        }
+        let mut list = self.pairs.remove(&p).map(|i| i.words).unwrap_or_default();
+        merge_words(&mut self.words, &mut list, p, n, self.opts.threads, s);
         for (q, d) in s.delta.drain() {
             if d.count == 0 && d.words.is_empty() {
                 continue;
@@ -236,59 +217,6 @@ impl State {
         }
         n
     }
-
-    /// Merges `p = (a, b)` -> `n` in word `w`, adding pair-count deltas to `s.delta`.
-    fn merge_word(&mut self, w: usize, p: Pair, n: u32, s: &mut Scratch) {
-        let (a, b) = unpair(p);
-        let start = self.words.starts[w];
-        let len = self.words.lens[w] as usize;
-        let syms = &mut self.words.symbols[start..start + len];
-        let Some(first) = syms.windows(2).position(|x| x[0] == a && x[1] == b) else {
-            return; // stale entry (or a word listed twice): the word no longer has the pair
-        };
-        s.old.clear();
-        s.old.extend_from_slice(syms);
-        s.old_merged.clear();
-        s.old_merged.resize(len, false);
-        s.new_merged.clear();
-        s.new_merged.resize(len, false);
-        let (mut i, mut j) = (first, first);
-        while i < len {
-            if i + 1 < len && s.old[i] == a && s.old[i + 1] == b {
-                syms[j] = n;
-                s.new_merged[j] = true;
-                s.old_merged[i] = true;
-                s.old_merged[i + 1] = true;
-                i += 2;
-            } else {
-                syms[j] = s.old[i];
-                i += 1;
-            }
-            j += 1;
-        }
-        self.words.lens[w] = j as u32;
-        let c = self.words.counts[w] as i64;
-        // every old pair touching a merged position goes (the merged pair itself is dropped whole)
-        for k in first.saturating_sub(1)..len - 1 {
-            if s.old_merged[k] || s.old_merged[k + 1] {
-                let q = pair(s.old[k], s.old[k + 1]);
-                if q != p {
-                    s.delta.entry(q).or_default().count -= c;
-                }
-            }
-        }
-        // every new pair touching a new token comes
-        let syms = &self.words.symbols[start..start + j];
-        for k in first.saturating_sub(1)..j.saturating_sub(1) {
-            if s.new_merged[k] || s.new_merged[k + 1] {
-                let d = s.delta.entry(pair(syms[k], syms[k + 1])).or_default();
-                d.count += c;
-                if d.words.last() != Some(&(w as u32)) {
-                    d.words.push(w as u32);
-                }
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -304,7 +232,7 @@ mod tests {
     }
 
     fn run(wc: &WordCounts, n_tokens: usize, min_frequency: u64) -> Learned {
-        let opts = MergeOptions { n_tokens, min_frequency, max_token_length: None };
+        let opts = MergeOptions { n_tokens, min_frequency, max_token_length: None, threads: 1 };
         learn(wc, &opts, &mut |_| true).unwrap()
     }
 
@@ -355,16 +283,39 @@ mod tests {
     #[test]
     fn max_token_length_is_respected() {
         let wc = counts(&[("abcdefgh", 100)]);
-        let opts = MergeOptions { n_tokens: 1000, min_frequency: 1, max_token_length: Some(3) };
+        let opts = MergeOptions { n_tokens: 1000, min_frequency: 1, max_token_length: Some(3), threads: 1 };
         let l = learn(&wc, &opts, &mut |_| true).unwrap();
         assert!(l.tokens.iter().all(|t| t.len() <= 3));
         assert!(!l.merges.is_empty());
     }
 
     #[test]
+    fn parallel_merges_equal_serial() {
+        // enough words that the first merges take the parallel path (PARALLEL_WORDS)
+        let mut wc = WordCounts::new();
+        let mut x: u64 = 12345;
+        for _ in 0..40_000 {
+            let mut word = Vec::new();
+            for _ in 0..(2 + x % 9) {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                word.push(b"aabbcdde "[(x >> 33) as usize % 9]);
+            }
+            wc.add_word(&word, 1 + (x >> 40) % 50);
+        }
+        let run = |threads| {
+            let opts = MergeOptions { n_tokens: 600, min_frequency: 1, max_token_length: None, threads };
+            learn(&wc, &opts, &mut |_| true).unwrap()
+        };
+        let (one, four) = (run(1), run(4));
+        assert_eq!(one.merges, four.merges);
+        assert_eq!(one.counts, four.counts);
+        assert!(one.counts[0] > 8192);
+    }
+
+    #[test]
     fn callback_can_stop() {
         let wc = counts(&[("abcdefgh", 100)]);
-        let opts = MergeOptions { n_tokens: 1000, min_frequency: 1, max_token_length: None };
+        let opts = MergeOptions { n_tokens: 1000, min_frequency: 1, max_token_length: None, threads: 1 };
         assert_eq!(learn(&wc, &opts, &mut |_| false).unwrap_err(), Stopped);
     }
 }

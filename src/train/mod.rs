@@ -5,13 +5,14 @@
 //!    [`stream`] finds where a long text may be cut into chunks without changing its pieces.
 //! 2. [`merge`]: learn merges over the deduplicated word table ([`table`]), updating pair counts
 //!    incrementally (pair -> words index, a max-heap with lazy invalidation, [`queue`]); the corpus
-//!    is never recounted.
+//!    is never recounted. [`apply`] rewrites the words of one merge, in parallel when they are many.
 //!
 //! The tie rule makes the result a function of the counts alone: the pair with the highest count
 //! wins; among equal counts, the smallest `(left token bytes, right token bytes)` in byte order.
 //! So the same input gives the same merges whatever the thread count or the word order, and the
 //! textbook trainer (count all pairs, merge the best, repeat) gives exactly the same list.
 
+pub mod apply;
 pub mod count;
 pub mod merge;
 pub mod queue;

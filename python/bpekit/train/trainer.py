@@ -163,7 +163,7 @@ class Trainer:
 
         try:
             ids, merge_counts, tokens = _core.learn_merges(
-                counts._core, target, self.min_frequency, self.max_token_length, report, consume
+                counts._core, target, self.min_frequency, self.max_token_length, self.threads, report, consume
             )
         finally:
             bar.close()
