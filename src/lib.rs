@@ -11,6 +11,7 @@ pub mod parallel;
 pub mod pretokenize;
 pub mod rankfile;
 pub mod special;
+pub mod train;
 pub mod vocab;
 
 #[cfg(feature = "python")]

@@ -1,6 +1,7 @@
 //! The PyO3 binding: type conversion, GIL release, and error mapping. No algorithm lives here.
 
 mod encoder;
+mod train;
 
 use crate::error::Error;
 use pyo3::prelude::*;
@@ -56,6 +57,9 @@ pub(crate) fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> crate::Result<T> 
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encoder::CoreBPE>()?;
     m.add_function(wrap_pyfunction!(encoder::parse_tiktoken_ranks, m)?)?;
+    m.add_class::<train::WordCounter>()?;
+    m.add_class::<train::PyWordCounts>()?;
+    m.add_function(wrap_pyfunction!(train::learn_merges, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

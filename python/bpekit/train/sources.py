@@ -1,0 +1,265 @@
+"""Training sources, read in bounded chunks: text files, directories, globs, JSON lines, Parquet,
+gzip/zstd/bz2/xz-compressed files, and iterators of strings.
+
+Every source becomes a stream of *items* for the Rust counter:
+
+* ``("block", bytes)``: the next block of a text file (cut anywhere; the counter cuts the text
+  only where the pieces cannot change, so a file counts exactly as if read whole);
+* ``("end", None)``: the end of that file;
+* ``("docs", [str, ...])``: independent documents (JSON-lines records, Parquet rows, items of an
+  iterator); each is pre-tokenized on its own.
+
+A reader thread prepares the next items while the counter (which releases the GIL) works on the
+current one; at most a few blocks are in memory at any time.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import json
+import lzma
+import os
+import queue
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from bpekit.errors import DataNotFoundError, FormatError
+
+BLOCK_BYTES = 4 << 20  # bytes per read from a text file (the counter splits it among threads)
+BATCH_BYTES = 4 << 20  # characters of documents per call into the counter
+BATCH_DOCS = 100_000
+COMPRESSED = (".gz", ".zst", ".zstd", ".bz2", ".xz")
+JSONL = (".jsonl", ".ndjson")
+PARQUET = (".parquet",)
+
+Item = tuple[str, Any]
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read records: the JSON-lines ``field`` and Parquet ``column`` that hold the text."""
+
+    field: str = "text"
+    column: str = "text"
+    block_bytes: int = BLOCK_BYTES
+
+
+def _suffixes(path: Path) -> tuple[str, str]:
+    """(compression suffix or "", format suffix) of a file name, lower case."""
+    sfx = [s.lower() for s in path.suffixes]
+    comp = sfx.pop() if sfx and sfx[-1] in COMPRESSED else ""
+    return comp, (sfx[-1] if sfx else "")
+
+
+def expand_path(source: str | os.PathLike[str]) -> list[Path]:
+    """The files a path stands for: itself, every file under a directory (sorted, hidden files
+    skipped), or the files a glob pattern matches (``**`` recurses)."""
+    text = os.fspath(source)
+    path = Path(text)
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        files = [
+            f
+            for f in path.rglob("*")
+            if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts)
+        ]
+        if not files:
+            raise DataNotFoundError(f"training source {text!r} is a directory with no files")
+        return sorted(files)
+    if any(c in text for c in "*?["):
+        import glob
+
+        matched: list[Path] = []
+        for m in sorted(glob.glob(text, recursive=True)):
+            matched.extend(expand_path(m) if Path(m).is_dir() else [Path(m)])
+        if not matched:
+            raise DataNotFoundError(f"no files match the training source pattern {text!r}")
+        return matched
+    raise DataNotFoundError(
+        f"training source not found: {text!r} (to train on strings in memory, pass an iterator of "
+        "str, e.g. iter(texts); a list or tuple is read as a list of paths)"
+    )
+
+
+def resolve(sources: Iterable[Any]) -> list[Path | Iterable[Any]]:
+    """Paths expanded to files; other iterables (documents) kept as they are."""
+    out: list[Path | Iterable[Any]] = []
+    for s in sources:
+        if isinstance(s, (str, os.PathLike)):
+            out.extend(expand_path(s))
+        elif isinstance(s, (list, tuple)):
+            out.extend(resolve(s))
+        elif isinstance(s, (bytes, bytearray)):
+            raise FormatError("a training source must be a path or an iterable of str, not bytes")
+        elif isinstance(s, Iterable):
+            out.append(s)
+        else:
+            raise FormatError(f"a training source must be a path or an iterable of str, got {type(s).__name__}")
+    return out
+
+
+def known_size(sources: list[Path | Iterable[Any]]) -> int | None:
+    """Total bytes of the input when every source is an uncompressed text file."""
+    total = 0
+    for s in sources:
+        if not isinstance(s, Path) or _suffixes(s)[0] or _suffixes(s)[1] in JSONL + PARQUET:
+            return None
+        total += s.stat().st_size
+    return total
+
+
+def open_binary(path: Path) -> BinaryIO:
+    """The decompressed bytes of ``path``."""
+    comp, _ = _suffixes(path)
+    if comp == ".gz":
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    if comp == ".bz2":
+        return bz2.open(path, "rb")  # type: ignore[return-value]
+    if comp == ".xz":
+        return lzma.open(path, "rb")  # type: ignore[return-value]
+    if comp in (".zst", ".zstd"):
+        try:
+            import zstandard
+        except ImportError as exc:
+            raise FormatError(f"reading {path} needs the zstandard package (pip install zstandard)") from exc
+        raw = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), read_across_frames=True, closefd=True)
+        return io.BufferedReader(raw)  # type: ignore[arg-type]
+    return open(path, "rb")
+
+
+def items(source: Path | Iterable[Any], opts: ReadOptions) -> Iterator[Item]:
+    """The counter items of one resolved source."""
+    if not isinstance(source, Path):
+        yield from _iterator_items(source, opts)
+        return
+    _, fmt = _suffixes(source)
+    if fmt in PARQUET:
+        yield from _parquet_items(source, opts)
+        return
+    with open_binary(source) as f:
+        if fmt in JSONL:
+            yield from _jsonl_items(f, source, opts)
+            return
+        while block := f.read(opts.block_bytes):
+            yield ("block", block)
+    yield ("end", None)
+
+
+def _batches(docs: Iterator[str]) -> Iterator[Item]:
+    batch: list[str] = []
+    size = 0
+    for d in docs:
+        batch.append(d)
+        size += len(d)
+        if size >= BATCH_BYTES or len(batch) >= BATCH_DOCS:
+            yield ("docs", batch)
+            batch, size = [], 0
+    if batch:
+        yield ("docs", batch)
+
+
+def _jsonl_items(f: BinaryIO, path: Path, opts: ReadOptions) -> Iterator[Item]:
+    def docs() -> Iterator[str]:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError as exc:
+                raise FormatError(f"{path}:{lineno}: not valid JSON ({exc})") from None
+            if not isinstance(rec, dict) or opts.field not in rec:
+                raise FormatError(f"{path}:{lineno}: the record has no field {opts.field!r}")
+            value = rec[opts.field]
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise FormatError(f"{path}:{lineno}: field {opts.field!r} is a {type(value).__name__}, not a string")
+            yield value
+
+    yield from _batches(docs())
+
+
+def _parquet_items(path: Path, opts: ReadOptions) -> Iterator[Item]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise FormatError(f"reading {path} needs the pyarrow package (pip install pyarrow)") from exc
+    pf = pq.ParquetFile(path)
+    names = pf.schema_arrow.names
+    if opts.column not in names:
+        raise FormatError(f"{path}: no column {opts.column!r} (columns: {', '.join(names)})")
+
+    def docs() -> Iterator[str]:
+        for batch in pf.iter_batches(batch_size=8192, columns=[opts.column]):
+            for value in batch.column(0).to_pylist():
+                if isinstance(value, bytes):
+                    value = value.decode("utf-8", "replace")
+                if isinstance(value, str):
+                    yield value
+                elif value is not None:
+                    raise FormatError(f"{path}: column {opts.column!r} holds {type(value).__name__}, not strings")
+
+    yield from _batches(docs())
+
+
+def _iterator_items(source: Iterable[Any], opts: ReadOptions) -> Iterator[Item]:
+    def docs() -> Iterator[str]:
+        for i, doc in enumerate(source):
+            if isinstance(doc, dict):  # rows of a dataset: take the text field
+                if opts.field not in doc:
+                    raise FormatError(f"item {i} of the training iterator has no field {opts.field!r}")
+                doc = doc[opts.field]
+            if not isinstance(doc, str):
+                raise FormatError(f"item {i} of the training iterator is a {type(doc).__name__}, not a str")
+            yield doc
+
+    yield from _batches(docs())
+
+
+def prefetched(it: Iterator[Item], depth: int = 2) -> Iterator[Item]:
+    """``it`` run on a reader thread, at most ``depth`` items ahead; its errors are re-raised here."""
+    q: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(entry: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(entry, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for item in it:
+                if not put(("item", item)):
+                    return
+            put(("done", None))
+        except BaseException as exc:  # re-raised in the consumer
+            put(("error", exc))
+        finally:
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=work, name="bpekit-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = q.get()
+            if kind == "item":
+                yield value
+            elif kind == "done":
+                return
+            else:
+                raise value
+    finally:
+        stop.set()
+        thread.join(timeout=5)

@@ -1,0 +1,321 @@
+//! The merge phase: learn merges over the deduplicated word table with incremental pair counts.
+//!
+//! State: every word (distinct pre-token with two or more symbols) as a run of token ids in one
+//! flat array, its count, the count of every adjacent pair weighted by word counts, and for each
+//! pair the list of words that may contain it (a superset: stale entries are skipped).
+//!
+//! One merge of the best pair `(a, b)` into token `n`:
+//! 1. visit only the words listed for `(a, b)` and rewrite them, collecting exact pair-count
+//!    deltas ([`super::apply`]);
+//! 2. apply the deltas with one index lookup per distinct pair; pairs that gained are pushed on
+//!    the [`Queue`] with their new count, and new pairs record the words they appeared in.
+//!
+//! The queue is lazy: a popped entry whose count differs from the current count is stale. If the
+//! current count is lower, it is pushed again with that count; if higher, a newer entry exists
+//! (every rise pushes one). So every live pair always has an entry at least as high as its count,
+//! and a popped entry that is up to date is the true best by (count, left bytes, right bytes).
+//!
+//! A merge whose bytes are already a token (`a + bc` after `ab + c`) reuses that token's id and
+//! adds no new one, as in Hugging Face's trainer; it still appears in the merge list.
+//!
+//! Performance notes (50 MB benchmark mix, vocab 32,768, 603k words): most of the time goes to
+//! hash lookups and to visiting words, so the per-merge deltas (with the words gaining each new
+//! pair) are gathered in a small local map and applied with one lookup per distinct pair; words
+//! only shrink and are rewritten in place; word lists are neither sorted nor deduplicated in the
+//! serial path (a word visited twice no longer holds the pair and is skipped like a stale entry).
+
+use super::apply::{merge_words, Scratch};
+use super::queue::{unpair, Entry, Pair, Queue};
+use super::table::{PairIndex, PairInfo, Words};
+use super::words::WordCounts;
+use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry as MapEntry;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct MergeOptions {
+    /// Ordinary tokens to reach, the 256 bytes included (vocab size minus special tokens).
+    pub n_tokens: usize,
+    /// Stop when the best pair occurs fewer times than this.
+    pub min_frequency: u64,
+    /// Never create a token longer than this many bytes.
+    pub max_token_length: Option<usize>,
+    /// Threads for merges that touch many words (0 = every core). The result does not depend on it.
+    pub threads: usize,
+}
+
+/// Reported to the progress callback.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub tokens: usize,
+    pub target: usize,
+    pub merges: usize,
+}
+
+/// The training result.
+#[derive(Debug, Clone, Default)]
+pub struct Learned {
+    /// Every merge in order, as token ids (including merges that re-spell an existing token).
+    pub merges: Vec<(u32, u32)>,
+    /// The pair count of each merge when it was chosen.
+    pub counts: Vec<u64>,
+    /// Token bytes by id: the 256 single bytes, then one per new token.
+    pub tokens: Vec<Vec<u8>>,
+}
+
+/// Training was stopped by the progress callback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped;
+
+/// How often the progress callback runs (it is also where Ctrl-C is noticed).
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+/// Learns merges from `counts`. `progress` is called now and then; returning `false` stops.
+pub fn learn(
+    counts: &WordCounts,
+    opts: &MergeOptions,
+    progress: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<Learned, Stopped> {
+    run(State::new(Words::new(counts), opts.clone()), progress)
+}
+
+/// [`learn`], consuming the counts: each word's memory is freed as the word table is built.
+pub fn learn_owned(
+    counts: WordCounts,
+    opts: &MergeOptions,
+    progress: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<Learned, Stopped> {
+    run(State::new(Words::from_owned(counts), opts.clone()), progress)
+}
+
+fn run(mut st: State, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<Learned, Stopped> {
+    let target = st.opts.n_tokens;
+    let mut out = Learned::default();
+    let mut last = Instant::now();
+    let mut scratch = Scratch::default();
+    while st.tokens.len() < target {
+        let Some((p, count)) = st.next_best() else { break };
+        st.apply(p, &mut scratch);
+        out.merges.push(unpair(p));
+        out.counts.push(count);
+        if out.merges.len() % 64 == 0 && last.elapsed() >= PROGRESS_EVERY {
+            last = Instant::now();
+            let pr = Progress { tokens: st.tokens.len(), target, merges: out.merges.len() };
+            if !progress(&pr) {
+                return Err(Stopped);
+            }
+        }
+    }
+    let pr = Progress { tokens: st.tokens.len(), target, merges: out.merges.len() };
+    if !progress(&pr) {
+        return Err(Stopped);
+    }
+    out.tokens = st.tokens;
+    Ok(out)
+}
+
+struct State {
+    words: Words,
+    pairs: PairIndex,
+    tokens: Vec<Vec<u8>>,
+    by_bytes: FxHashMap<Vec<u8>, u32>,
+    queue: Queue,
+    opts: MergeOptions,
+}
+
+impl State {
+    fn new(words: Words, opts: MergeOptions) -> Self {
+        let pairs = words.index_pairs();
+        let tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        let by_bytes = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+        let mut st = State { words, pairs, tokens, by_bytes, queue: Queue::default(), opts };
+        let entries: Vec<Entry> = st
+            .pairs
+            .iter()
+            .filter(|&(&p, info)| st.eligible(p, info.count))
+            .map(|(&p, info)| Entry { count: info.count, pair: p })
+            .collect();
+        st.queue = Queue::from_vec(entries, &st.tokens);
+        st
+    }
+
+    #[inline]
+    fn eligible(&self, p: Pair, count: u64) -> bool {
+        if count < self.opts.min_frequency.max(1) {
+            return false;
+        }
+        match self.opts.max_token_length {
+            Some(max) => {
+                let (l, r) = unpair(p);
+                self.tokens[l as usize].len() + self.tokens[r as usize].len() <= max
+            }
+            None => true,
+        }
+    }
+
+    /// The best live pair and its count, skipping stale queue entries.
+    fn next_best(&mut self) -> Option<(Pair, u64)> {
+        while let Some(top) = self.queue.pop(&self.tokens) {
+            let current = self.pairs.get(&top.pair).map_or(0, |i| i.count);
+            if current == top.count {
+                return Some((top.pair, current));
+            }
+            if current < top.count && self.eligible(top.pair, current) {
+                self.queue.push(Entry { count: current, pair: top.pair }, &self.tokens);
+            }
+        }
+        None
+    }
+
+    /// Merges pair `p` everywhere; returns the id of the merged token.
+    fn apply(&mut self, p: Pair, s: &mut Scratch) -> u32 {
+        let (a, b) = unpair(p);
+        let mut bytes = self.tokens[a as usize].clone();
+        bytes.extend_from_slice(&self.tokens[b as usize]);
+        let n = match self.by_bytes.get(&bytes) {
+            Some(&id) => id,
+            None => {
+                let id = self.tokens.len() as u32;
+                self.by_bytes.insert(bytes.clone(), id);
+                self.tokens.push(bytes);
+                id
+            }
+        };
+        let mut list = self.pairs.remove(&p).map(|i| i.words).unwrap_or_default();
+        merge_words(&mut self.words, &mut list, p, n, self.opts.threads, s);
+        for (q, d) in s.delta.drain() {
+            if d.count == 0 && d.words.is_empty() {
+                continue;
+            }
+            match self.pairs.entry(q) {
+                MapEntry::Occupied(mut e) => {
+                    let new = (e.get().count as i128 + d.count as i128).max(0) as u64;
+                    if new == 0 {
+                        e.remove();
+                        continue;
+                    }
+                    let info = e.get_mut();
+                    info.count = new;
+                    info.words.extend_from_slice(&d.words);
+                    if d.count > 0 && self.eligible(q, new) {
+                        self.queue.push(Entry { count: new, pair: q }, &self.tokens);
+                    }
+                }
+                MapEntry::Vacant(e) => {
+                    if d.count <= 0 {
+                        continue;
+                    }
+                    let count = d.count as u64;
+                    let mut words = d.words;
+                    words.shrink_to_fit(); // lists grow by doubling; most new pairs get no more words
+                    e.insert(PairInfo { count, words });
+                    if self.eligible(q, count) {
+                        self.queue.push(Entry { count, pair: q }, &self.tokens);
+                    }
+                }
+            }
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(words: &[(&str, u64)]) -> WordCounts {
+        let mut wc = WordCounts::new();
+        for (w, c) in words {
+            wc.add_word(w.as_bytes(), *c);
+        }
+        wc
+    }
+
+    fn run(wc: &WordCounts, n_tokens: usize, min_frequency: u64) -> Learned {
+        let opts = MergeOptions { n_tokens, min_frequency, max_token_length: None, threads: 1 };
+        learn(wc, &opts, &mut |_| true).unwrap()
+    }
+
+    fn spelled(l: &Learned) -> Vec<String> {
+        l.merges
+            .iter()
+            .map(|&(a, b)| {
+                format!(
+                    "{}+{}",
+                    String::from_utf8_lossy(&l.tokens[a as usize]),
+                    String::from_utf8_lossy(&l.tokens[b as usize])
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn wikipedia_example_with_byte_order_ties() {
+        // "aaabdaaabac" as one word: (a,a) 4 wins; then (aa,a)=2 ties (aaa? no) with
+        // (aa,b)... worked out: after aa: [aa a b d aa a b a c]: (aa,a)=2, (a,b)=2, others 1;
+        // byte order: "a"<"aa", so (a,b) wins; then [aa ab d aa ab a c]: (aa,ab)=2 -> "aaab".
+        let l = run(&counts(&[("aaabdaaabac", 1)]), 259, 2);
+        assert_eq!(spelled(&l), vec!["a+a", "a+b", "aa+ab"]);
+        assert_eq!(l.counts, vec![4, 2, 2]);
+    }
+
+    #[test]
+    fn overlapping_runs_and_respelled_tokens() {
+        // "aaaa" x1 and "aaa" x1: (a,a) = 3 + 2 = 5 -> [aa aa], [aa a]: (aa,aa)=1, (aa,a)=1
+        let l = run(&counts(&[("aaaa", 1), ("aaa", 1)]), 300, 1);
+        assert_eq!(spelled(&l), vec!["a+a", "aa+a", "aa+aa"]);
+        // xabc: "ab" first (count 3), "bc" never forms in the first word; "abc" re-spelled
+        let wc = counts(&[("abc", 3), ("xbc", 2), ("yabc", 1)]);
+        let l = run(&wc, 300, 1);
+        assert!(l.tokens.iter().filter(|t| t.as_slice() == b"abc").count() == 1);
+    }
+
+    #[test]
+    fn stops_at_target_and_min_frequency() {
+        let wc = counts(&[("hello", 10), ("help", 3), ("hx", 1)]);
+        let l = run(&wc, 257, 1);
+        assert_eq!(l.tokens.len(), 257);
+        let l = run(&wc, 10_000, 4);
+        assert!(l.counts.iter().all(|&c| c >= 4));
+        assert_eq!(spelled(&l), vec!["e+l", "h+el", "hel+l", "hell+o"]);
+    }
+
+    #[test]
+    fn max_token_length_is_respected() {
+        let wc = counts(&[("abcdefgh", 100)]);
+        let opts = MergeOptions { n_tokens: 1000, min_frequency: 1, max_token_length: Some(3), threads: 1 };
+        let l = learn(&wc, &opts, &mut |_| true).unwrap();
+        assert!(l.tokens.iter().all(|t| t.len() <= 3));
+        assert!(!l.merges.is_empty());
+    }
+
+    #[test]
+    fn parallel_merges_equal_serial() {
+        // enough words that the first merges take the parallel path (PARALLEL_WORDS)
+        let mut wc = WordCounts::new();
+        let mut x: u64 = 12345;
+        for _ in 0..40_000 {
+            let mut word = Vec::new();
+            for _ in 0..(2 + x % 9) {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                word.push(b"aabbcdde "[(x >> 33) as usize % 9]);
+            }
+            wc.add_word(&word, 1 + (x >> 40) % 50);
+        }
+        let run = |threads| {
+            let opts = MergeOptions { n_tokens: 600, min_frequency: 1, max_token_length: None, threads };
+            learn(&wc, &opts, &mut |_| true).unwrap()
+        };
+        let (one, four) = (run(1), run(4));
+        assert_eq!(one.merges, four.merges);
+        assert_eq!(one.counts, four.counts);
+        assert!(one.counts[0] > 8192);
+    }
+
+    #[test]
+    fn callback_can_stop() {
+        let wc = counts(&[("abcdefgh", 100)]);
+        let opts = MergeOptions { n_tokens: 1000, min_frequency: 1, max_token_length: None, threads: 1 };
+        assert_eq!(learn(&wc, &opts, &mut |_| false).unwrap_err(), Stopped);
+    }
+}
