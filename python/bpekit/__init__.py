@@ -11,6 +11,9 @@ from bpekit._core import __version__
 from bpekit.encoding import Encoding
 from bpekit.errors import BpekitError
 from bpekit.load import dump_tiktoken_bpe, load_tiktoken_bpe
+from bpekit.tokenizer import Tokenizer
+from bpekit.train import Trainer, WordCounts, train_from_counts
+from bpekit.train import train as train
 from bpekit.registry import (
     encoding_for_model,
     encoding_name_for_model,
@@ -21,12 +24,17 @@ from bpekit.registry import (
 __all__ = [
     "BpekitError",
     "Encoding",
+    "Tokenizer",
+    "Trainer",
+    "WordCounts",
     "__version__",
     "dump_tiktoken_bpe",
     "encoding_for_model",
     "encoding_name_for_model",
     "errors",
     "patterns",
+    "train",
+    "train_from_counts",
     "get_encoding",
     "list_encoding_names",
     "load_tiktoken_bpe",

@@ -12,6 +12,7 @@ from pathlib import Path
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Writes ``data`` to ``path`` atomically; on any error the target is untouched."""
     target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
     mode = target.stat().st_mode & 0o777 if target.exists() else 0o644  # mkstemp makes 0600
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:

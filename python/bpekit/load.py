@@ -11,11 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import urllib.request
 from pathlib import Path
 
 from bpekit import _core
+from bpekit.atomicfile import atomic_write
 from bpekit.errors import ChecksumError, DataNotFoundError, FormatError
 
 _DOWNLOAD_TIMEOUT_S = 60
@@ -31,25 +31,6 @@ def cache_dir() -> Path:
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Writes ``data`` to ``path`` through a temporary file and a rename: never a half-written file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _download(url: str) -> bytes:
@@ -92,7 +73,7 @@ def fetch(filename: str, url: str, sha256: str | None) -> bytes:
     if sha256 and sha256_hex(data) != sha256:
         raise ChecksumError(f"Hash mismatch for data downloaded from {url} (expected {sha256})")
     try:
-        write_atomic(cached, data)
+        atomic_write(cached, data)
     except OSError:
         pass  # a read-only cache is not fatal
     return data
@@ -137,7 +118,7 @@ def dump_tiktoken_bpe(bpe_ranks: dict[bytes, int], tiktoken_bpe_file: str | os.P
         if not isinstance(token, bytes) or not isinstance(rank, int) or rank < 0:
             raise FormatError(f"cannot write rank entry {token!r}: {rank!r} (need bytes -> int >= 0)")
         lines.append(base64.b64encode(token) + b" " + str(rank).encode() + b"\n")
-    write_atomic(tiktoken_bpe_file, b"".join(lines))
+    atomic_write(tiktoken_bpe_file, b"".join(lines))
 
 
 def bytes_to_unicode() -> dict[int, str]:

@@ -23,11 +23,10 @@ import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-import regex
 
-from bpekit import _core
+from bpekit.encoding import Encoding
 from bpekit.atomicfile import atomic_write
-from bpekit.errors import BpekitError, DisallowedSpecialError, FormatError, InvalidTokenError, VocabError
+from bpekit.errors import BpekitError, FormatError, InvalidTokenError, VocabError
 from bpekit.tokenizer_export import hf_text, tiktoken_sidecar, tiktoken_text
 
 FORMAT = "bpekit"
@@ -45,11 +44,6 @@ def ranks_from_merges(merges: Iterable[Pair]) -> dict[bytes, int]:
             raise VocabError(f"merge {n} ({left!r}, {right!r}) uses a token that no earlier merge made")
         ranks.setdefault(left + right, len(ranks))
     return ranks
-
-
-def _clean(text: str) -> str:
-    """Lone surrogates become U+FFFD, as tiktoken does."""
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 class Tokenizer:
@@ -83,7 +77,9 @@ class Tokenizer:
             raise VocabError(f"special tokens {clash!r} are empty or have the id of an ordinary token")
         self.special_tokens = specials
         self.training: dict[str, Any] = dict(training or {})
-        self._core = _core.CoreBPE(self.ranks, list(specials.items()), pattern)
+        self.encoding = Encoding(
+            "bpekit-trained", pat_str=pattern, mergeable_ranks=self.ranks, special_tokens=specials
+        )
         self._decoder = {i: t for t, i in self.ranks.items()}
         self._special_ids = {i: s for s, i in specials.items()}
 
@@ -121,26 +117,6 @@ class Tokenizer:
 
     # ---- encoding ----
 
-    def _allowed(self, text: str, allowed_special: Specials, disallowed_special: Specials) -> list[str]:
-        allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
-        if disallowed_special == "all":
-            disallowed = set(self.special_tokens) - allowed
-        else:
-            disallowed = set(disallowed_special)
-        if disallowed:
-            found = regex.search("|".join(regex.escape(s) for s in sorted(disallowed, key=len, reverse=True)), text)
-            if found:
-                token = found.group()
-                raise DisallowedSpecialError(
-                    f"Encountered text corresponding to disallowed special token {token!r}.\n"
-                    f"If you want this text to be encoded as a special token, pass it to `allowed_special`, "
-                    f"e.g. `allowed_special={{{token!r}, ...}}`.\n"
-                    f"If you want this text to be encoded as normal text, disable the check for this token by "
-                    f"passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-                    f"To disable this check for all special tokens, pass `disallowed_special=()`.\n"
-                )
-        return sorted(allowed & set(self.special_tokens))
-
     def encode(
         self,
         text: str,
@@ -149,18 +125,11 @@ class Tokenizer:
         disallowed_special: Specials = "all",
     ) -> list[int]:
         """Token ids of ``text``; special-token policy as tiktoken's ``Encoding.encode``."""
-        allowed = self._allowed(text, allowed_special, disallowed_special)
-        try:
-            return list(self._core.encode(text, allowed))
-        except UnicodeEncodeError:
-            return list(self._core.encode(_clean(text), allowed))
+        return self.encoding.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids with no special-token handling (special strings are plain text)."""
-        try:
-            return list(self._core.encode_ordinary(text))
-        except UnicodeEncodeError:
-            return list(self._core.encode_ordinary(_clean(text)))
+        return self.encoding.encode_ordinary(text)
 
     def encode_batch(
         self,
@@ -171,20 +140,15 @@ class Tokenizer:
         disallowed_special: Specials = "all",
     ) -> list[list[int]]:
         """``encode`` of each text, in parallel in the core (``num_threads`` 0 = every core)."""
-        allowed: set[str] = set()
-        for t in texts:
-            allowed.update(self._allowed(t, allowed_special, disallowed_special))
-        try:
-            out = self._core.encode_batch(list(texts), sorted(allowed), num_threads)
-        except UnicodeEncodeError:
-            out = self._core.encode_batch([_clean(t) for t in texts], sorted(allowed), num_threads)
-        return [list(x) for x in out]
+        return self.encoding.encode_batch(
+            list(texts), num_threads=num_threads, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
-        return bytes(self._core.decode_bytes(list(tokens)))
+        return self.encoding.decode_bytes(tokens)
 
     def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
-        return self.decode_bytes(tokens).decode("utf-8", errors)
+        return self.encoding.decode(tokens, errors)
 
     # ---- files ----
 

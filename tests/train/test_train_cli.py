@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import bpekit.train.progress
+from bpekit.train import progress as train_progress
 from bpekit.cli import train as cli
 from bpekit.tokenizer import Tokenizer
 from bpekit.train import WordCounts
@@ -71,7 +71,7 @@ def test_ctrl_c_leaves_no_file(corpus: Path, tmp_path: Path, monkeypatch, capsys
     def interrupt(self, p, force=False):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(bpekit.train.progress.ProgressBar, "update", interrupt)
+    monkeypatch.setattr(train_progress.ProgressBar, "update", interrupt)
     out = tmp_path / "tok.json"
     assert run(str(corpus), "--vocab-size", "300", "-o", str(out), "--save-counts", str(tmp_path / "c.counts")) == 130
     assert "interrupted" in capsys.readouterr().err

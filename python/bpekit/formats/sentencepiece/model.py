@@ -19,7 +19,7 @@ from bpekit.errors import DataNotFoundError, FormatError, VocabError
 from bpekit.formats.sentencepiece.charsmap import CharsMap
 from bpekit.formats.sentencepiece.normalizer import Normalizer
 from bpekit.formats.sentencepiece.proto import MODEL_TYPES, PIECE_TYPES, ModelProto, parse_model_proto
-from bpekit.load import write_atomic
+from bpekit.atomicfile import atomic_write
 
 DEFAULT_MAX_BYTES = 2 * 1024**3
 MAX_PIECE_BYTES = 8000  # sentencepiece refuses pieces of this many bytes or more
@@ -115,7 +115,7 @@ class SentencePieceModel:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the model atomically (a temporary file, then a rename)."""
-        write_atomic(path, self._raw)
+        atomic_write(path, self._raw)
 
     def piece_to_id(self, piece: str) -> int:
         """The id of ``piece``, or the unk id when the vocabulary does not have it."""
