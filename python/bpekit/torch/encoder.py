@@ -1,0 +1,169 @@
+"""Batch encoding on tensors: the pieces of many texts merged together, exactly as
+``Encoding.encode_ordinary`` (tiktoken's rule: in each piece, merge the adjacent pair whose joined
+bytes have the lowest rank, the leftmost one on ties, and repeat; a piece that is itself a token
+is that token).
+
+All pieces sit in one flat tensor ``seq`` with ``piece[i]`` = the piece of position ``i``. A pair's
+rank comes from a sorted table of ``left * V + right`` keys (every split of every token into two
+tokens), looked up with ``torch.searchsorted``. One round, for every piece at once:
+
+1. ``r`` = the piece's lowest pair rank (a segment minimum);
+2. candidates: its positions with rank ``r``, thinned to the non-overlapping left-to-right ones;
+3. merging them all at once equals merging them one by one, as tiktoken does, as long as no merge
+   makes a neighbour pair ranked below ``r`` (the pair it forms with the next token, or with the
+   previous token, which is the previous merge's token when that merge is adjacent); a pair formed
+   with a longer token never has rank ``r`` itself. So each piece keeps its candidates up to and
+   including the first one that makes such a pair, and the rest wait for the next round.
+
+A round makes at least one merge in every unfinished piece, and usually many (long runs of
+spaces, digits or repeated letters merge level by level). Finished pieces leave the working
+tensors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bpekit.encoding import Encoding
+from bpekit.errors import EncodeError, InputTypeError
+from bpekit.tokenizer import Tokenizer
+from bpekit.torch.device import require_torch, resolve_device
+from bpekit.torch.runs import leftmost_nonoverlapping, segment_min
+
+torch = require_torch()
+
+NONE = 1 << 62  # the rank of a pair that is not a token, and "no position"
+
+
+class TorchEncoder:
+    """The tensors needed to encode with one :class:`~bpekit.Encoding` on one device."""
+
+    def __init__(self, encoding: Encoding | Tokenizer, device: Any = None) -> None:
+        if isinstance(encoding, Tokenizer):
+            encoding = encoding.encoding
+        if not isinstance(encoding, Encoding):
+            raise InputTypeError(f"expected a bpekit Encoding or Tokenizer, got {type(encoding).__name__}")
+        self.encoding = encoding
+        self.device = resolve_device(device)
+        self.ranks: dict[bytes, int] = encoding._mergeable_ranks
+        self.size = max(self.ranks.values(), default=0) + 1
+        keys, values = [], []
+        ranks = self.ranks
+        for token, rank in ranks.items():
+            for cut in range(1, len(token)):
+                left, right = ranks.get(token[:cut]), ranks.get(token[cut:])
+                if left is not None and right is not None:
+                    keys.append(left * self.size + right)
+                    values.append(rank)
+        key_t = torch.tensor(keys, dtype=torch.int64)
+        key_t, perm = torch.sort(key_t)
+        self.pair_keys = key_t.to(self.device)
+        self.pair_ranks = torch.tensor(values, dtype=torch.int64)[perm].to(self.device)
+        self.byte_ids = torch.tensor(
+            [ranks.get(bytes([b]), -1) for b in range(256)], dtype=torch.int64, device=self.device
+        )
+
+    def pair_rank(self, left: Any, right: Any) -> Any:
+        """The rank of each pair's joined bytes (``NONE`` if not a token)."""
+        keys = left * self.size + right
+        if self.pair_keys.numel() == 0:
+            return torch.full_like(keys, NONE)
+        at = torch.searchsorted(self.pair_keys, keys).clamp(max=self.pair_keys.numel() - 1)
+        return torch.where(self.pair_keys[at] == keys, self.pair_ranks[at], NONE)
+
+    def _pieces(self, texts: Sequence[str]) -> tuple[Any, Any, Any]:
+        """``(seq, piece, pieces per text)``; a piece that is a token is already that token."""
+        chunks: list[bytes] = []
+        lengths: list[int] = []
+        per_text: list[int] = []
+        whole: list[tuple[int, int]] = []  # (flat position, id) of pieces that are one token
+        at = 0
+        for text in texts:
+            if not isinstance(text, str):
+                raise InputTypeError(f"texts must be strings, got {type(text).__name__}")
+            pieces = [p.encode("utf-8") for p in self.encoding.split(text)]
+            per_text.append(len(pieces))
+            for p in pieces:
+                rank = self.ranks.get(p)
+                if rank is not None:
+                    whole.append((at, rank))
+                    p = b"\0"
+                chunks.append(p)
+                lengths.append(len(p))
+                at += len(p)
+        raw = torch.frombuffer(bytearray(b"".join(chunks)), dtype=torch.uint8) if at else torch.empty(0)
+        seq = self.byte_ids[raw.to(torch.int64).to(self.device)]
+        if whole:
+            where, ids = torch.tensor(whole, dtype=torch.int64, device=self.device).unbind(1)
+            seq[where] = ids
+        if bool((seq < 0).any()):
+            raise EncodeError("the text holds a byte that the vocabulary has no token for")
+        lens = torch.tensor(lengths, dtype=torch.int64, device=self.device)
+        piece = torch.repeat_interleave(torch.arange(len(lengths), device=self.device), lens)
+        return seq, piece, torch.tensor(per_text, dtype=torch.int64)
+
+    def _merge_round(self, seq: Any, piece: Any, n_pieces: int) -> tuple[Any, Any, Any]:
+        """One round (see the module docstring); returns ``(seq, piece, finished)`` where
+        ``finished`` marks the positions of pieces that had nothing left to merge."""
+        same = piece[:-1] == piece[1:]
+        rank = torch.where(same, self.pair_rank(seq[:-1], seq[1:]), NONE)
+        lowest = segment_min(rank, piece[:-1], n_pieces, NONE)
+        finished = lowest[piece] == NONE
+        hits = torch.nonzero((rank == lowest[piece[:-1]]) & (rank < NONE)).squeeze(1)
+        hits = leftmost_nonoverlapping(hits)
+        if hits.numel() == 0:
+            return seq, piece, finished
+        new = rank[hits]
+        n = seq.numel()
+        owner = piece[hits]
+        # the pair the merged token forms with the next token
+        nxt = hits + 2
+        has_next = (nxt < n) & (piece[nxt.clamp(max=n - 1)] == owner)
+        bad = has_next & (self.pair_rank(new, seq[nxt.clamp(max=n - 1)]) < new)
+        # ... and with the previous token (the previous merge's token if it is adjacent)
+        prev = hits - 1
+        has_prev = (prev >= 0) & (piece[prev.clamp(min=0)] == owner)
+        adjacent = torch.zeros_like(has_prev)
+        adjacent[1:] = hits[1:] == hits[:-1] + 2
+        before = torch.where(adjacent, torch.roll(new, 1), seq[prev.clamp(min=0)])
+        bad |= has_prev & (self.pair_rank(before, new) < new)
+        first_bad = segment_min(torch.where(bad, hits, NONE), owner, n_pieces, NONE)
+        take = hits <= first_bad[owner]
+        hits, new = hits[take], new[take]
+        seq = seq.clone()
+        seq[hits] = new
+        keep = torch.ones(n, dtype=torch.bool, device=seq.device)
+        keep[hits + 1] = False
+        return seq[keep], piece[keep], finished[keep]
+
+    def encode_tensors(self, texts: Sequence[str]) -> tuple[Any, Any]:
+        """``(ids, offsets)``: all texts' ids in one tensor, text ``i`` at ``ids[offsets[i]:offsets[i+1]]``."""
+        texts = list(texts)
+        seq, piece, per_text = self._pieces(texts)
+        n_pieces = int(per_text.sum())
+        done_seq, done_piece = [], []
+        while seq.numel():
+            seq, piece, finished = self._merge_round(seq, piece, n_pieces)
+            if bool(finished.any()):
+                done_seq.append(seq[finished])
+                done_piece.append(piece[finished])
+                seq, piece = seq[~finished], piece[~finished]
+        if done_piece:
+            pieces, order = torch.sort(torch.cat(done_piece), stable=True)
+            ids = torch.cat(done_seq)[order]
+        else:
+            pieces = ids = torch.empty(0, dtype=torch.int64, device=self.device)
+        per_piece = torch.bincount(pieces, minlength=n_pieces).cpu()
+        text_of_piece = torch.repeat_interleave(torch.arange(len(texts)), per_text)
+        per_text_ids = torch.zeros(len(texts), dtype=torch.int64).scatter_add_(0, text_of_piece, per_piece)
+        offsets = torch.zeros(len(texts) + 1, dtype=torch.int64)
+        offsets[1:] = torch.cumsum(per_text_ids, 0)
+        return ids, offsets
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's ids, as ``Encoding.encode_ordinary`` gives them."""
+        ids, offsets = self.encode_tensors(texts)
+        flat = ids.tolist()
+        bounds = offsets.tolist()
+        return [flat[bounds[i] : bounds[i + 1]] for i in range(len(bounds) - 1)]

@@ -1,0 +1,93 @@
+"""The tensor trainer learns exactly the Rust trainer's merges and ids: on real text (English and
+multilingual) with two patterns, on overlapping runs, with min_frequency, max_token_length and
+special tokens; and it rejects bad input with typed errors."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install bpekit[torch]); torch engine not tested")
+
+import bpekit.train  # noqa: E402,F401
+import bpekit.torch  # noqa: E402
+from bpekit.errors import DataNotFoundError, PatternError, VocabError  # noqa: E402
+from bpekit.patterns import resolve_pattern  # noqa: E402
+from bpekit.torch.device import BpekitDeviceError  # noqa: E402
+from bpekit.train import WordCounts, count, train_from_counts  # noqa: E402
+
+rust_train = sys.modules["bpekit.train"].train
+
+
+def table(words: dict[bytes, int]) -> WordCounts:
+    return WordCounts.from_dict(words, resolve_pattern("o200k"))
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        # (a, a) occurs 3 times in "aaaa" (counted), merged at 0 and 2 -> "aa aa"; then (aa, aa)
+        ({b"aaaa": 3}, [(b"a", b"a"), (b"aa", b"aa")]),
+        # "aaaaa" -> "aa aa a": (aa, aa) and (aa, a) both count 2; b"aa" + b"a" < b"aa" + b"aa"
+        ({b"aaaaa": 2}, [(b"a", b"a"), (b"aa", b"a"), (b"aa", b"aaa")]),
+    ],
+)
+def test_overlapping_runs_by_hand(words, expected):
+    tok = bpekit.torch.train(table(words), 256 + len(expected), min_frequency=1, device="cpu")
+    assert tok.merges == expected
+    assert tok.merges == train_from_counts(table(words), vocab_size=256 + len(expected), min_frequency=1,
+                                           show_progress=False).merges
+
+
+def test_respelled_token_keeps_its_id():
+    # "abc" is made as ab + c, later also as a + bc: the second merge adds no token
+    words = {b"abc": 5, b"ab": 4, b"bc": 4, b"xbc": 3, b"a": 1}
+    rust = train_from_counts(table(words), vocab_size=300, min_frequency=1, show_progress=False)
+    tok = bpekit.torch.train(table(words), 300, min_frequency=1, device="cpu")
+    assert tok.merges == rust.merges and tok.ranks == rust.ranks
+
+
+@pytest.mark.parametrize("pattern", ["o200k", "gpt2"])
+def test_real_text_same_as_rust(pattern, shakespeare, multilingual):
+    docs = [shakespeare, *multilingual]
+    assert sum(len(d.encode()) for d in docs) > 200_000
+    counts = count(iter(docs), pattern=pattern, show_progress=False)
+    rust = train_from_counts(counts, vocab_size=600, show_progress=False)
+    tok = bpekit.torch.train(counts, 600, device="cpu")
+    assert len(rust.merges) >= 344
+    assert tok.merges == rust.merges
+    assert tok.ranks == rust.ranks
+    assert tok.training["reached_vocab_size"] and tok.training["last_merge_count"] == rust.training["last_merge_count"]
+
+
+def test_sources_specials_and_limits(shakespeare):
+    docs = [shakespeare[:15_000], shakespeare[15_000:25_000]]
+    options = dict(pattern="cl100k", special_tokens=["<|endoftext|>"], max_token_length=4, min_frequency=3)
+    rust = rust_train(iter(docs), vocab_size=2_000, show_progress=False, **options)
+    tok = bpekit.torch.train(iter(docs), 2_000, device="cpu", **options)
+    assert tok.merges == rust.merges
+    assert tok.special_tokens == rust.special_tokens
+    assert max(len(t) for t in tok.ranks) == 4
+    assert not tok.training["reached_vocab_size"]  # stopped by min_frequency
+    text = "First Citizen:<|endoftext|> Speak."
+    assert tok.encode(text, allowed_special="all") == rust.encode(text, allowed_special="all")
+
+
+def test_bad_input():
+    with pytest.raises(VocabError, match="vocab_size"):
+        bpekit.torch.train(iter(["abc"]), 10)
+    with pytest.raises(PatternError, match="another pattern"):
+        bpekit.torch.train(table({b"ab": 2}), 300, pattern="gpt2")
+    with pytest.raises(DataNotFoundError, match="empty"):
+        bpekit.torch.train(iter([""]), 300)
+    with pytest.raises(BpekitDeviceError, match="not a torch device"):
+        bpekit.torch.train(table({b"ab": 2}), 300, device="no-such-device")
+
+
+def test_missing_torch_is_a_typed_error(monkeypatch):
+    from bpekit.torch.device import TorchMissingError, require_torch
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` fail
+    with pytest.raises(TorchMissingError, match=r"install bpekit\[torch\]"):
+        require_torch()
