@@ -39,6 +39,10 @@ pub struct Scratch {
 /// Rewrites the words in `list` (ids, possibly stale or repeated) for the merge `p` -> `n`,
 /// leaving the pair-count deltas in `s.delta`.
 pub fn merge_words(words: &mut Words, list: &mut Vec<u32>, p: Pair, n: u32, threads: usize, s: &mut Scratch) {
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |t| t.get()),
+        t => t,
+    };
     if threads <= 1 || list.len() < PARALLEL_WORDS {
         for &w in list.iter() {
             let Word { start, count, len } = words.words[w as usize];
