@@ -142,7 +142,7 @@ impl PyWordCounts {
 /// With `consume`, `counts` is emptied as training starts (its memory is reused).
 #[pyfunction]
 #[pyo3(signature = (counts, n_tokens, min_frequency = 2, max_token_length = None, threads = 0, callback = None, consume = false))]
-#[allow(clippy::type_complexity)]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)] // mirrors the Python signature
 pub fn learn_merges<'py>(
     py: Python<'py>,
     counts: &Bound<'py, PyWordCounts>,

@@ -306,9 +306,10 @@ mod tests {
             let opts = MergeOptions { n_tokens: 600, min_frequency: 1, max_token_length: None, threads };
             learn(&wc, &opts, &mut |_| true).unwrap()
         };
-        let (one, four) = (run(1), run(4));
+        let (one, four, all) = (run(1), run(4), run(0));
         assert_eq!(one.merges, four.merges);
         assert_eq!(one.counts, four.counts);
+        assert_eq!(one.merges, all.merges);
         assert!(one.counts[0] > 8192);
     }
 

@@ -2,9 +2,11 @@
 //! token ids in one flat array, with its count) and the pair index (each adjacent pair's count,
 //! weighted by word counts, and the words that may hold it).
 //!
-//! Performance note: one map from pair to `PairInfo` (count and word list) instead of two maps
+//! Performance notes: one map from pair to `PairInfo` (count and word list) instead of two maps
 //! halves the hash lookups of the merge loop; the initial word lists are sized exactly in a first
-//! pass (growing them by doubling wasted ~40% of their memory on the benchmark mix).
+//! pass (growing them by doubling wasted ~40% of their memory on the benchmark mix). Each word's
+//! length and count sit right before its symbols: a third of the merge phase was waiting for
+//! memory on word visits, and a separate metadata array cost a second cache miss per visit.
 
 use super::queue::{pair, Pair};
 use super::words::WordCounts;
@@ -19,17 +21,20 @@ pub struct PairInfo {
 
 pub type PairIndex = FxHashMap<Pair, PairInfo>;
 
-/// Where a word's symbols are and how often it occurs (kept together: one cache line per visit).
-#[derive(Debug, Clone, Copy)]
-pub struct Word {
-    pub start: usize,
-    pub count: u64,
-    pub len: u32,
-}
+/// Words are stored one after another in one `u32` arena, each as a header `[len, count low,
+/// count high]` followed by its `len` symbols. A word is named by the arena offset of its header,
+/// so visiting a word touches one place in memory.
+pub const HEADER: usize = 3;
 
 pub struct Words {
-    pub symbols: Vec<u32>,
-    pub words: Vec<Word>,
+    pub arena: Vec<u32>,
+    n_words: usize,
+}
+
+/// The count stored in a word header.
+#[inline]
+pub fn header_count(h: &[u32]) -> u64 {
+    u64::from(h[1]) | u64::from(h[2]) << 32
 }
 
 impl Words {
@@ -52,34 +57,42 @@ impl Words {
     }
 
     fn with_capacity(counts: &WordCounts) -> Self {
-        let n = counts.len();
-        let total: usize = counts.iter().map(|(w, _)| w.len()).filter(|&n| n > 1).sum();
-        Words { symbols: Vec::with_capacity(total), words: Vec::with_capacity(n) }
+        let total: usize = counts.iter().map(|(w, _)| w.len()).filter(|&n| n > 1).map(|n| n + HEADER).sum();
+        assert!(total < u32::MAX as usize, "the word table exceeds 16 GB (2^32 entries)");
+        Words { arena: Vec::with_capacity(total), n_words: 0 }
     }
 
     fn push(&mut self, word: &[u8], count: u64) {
         if word.len() < 2 || count == 0 {
             return;
         }
-        self.words.push(Word { start: self.symbols.len(), count, len: word.len() as u32 });
-        self.symbols.extend(word.iter().map(|&b| u32::from(b)));
+        self.arena.extend([word.len() as u32, count as u32, (count >> 32) as u32]);
+        self.arena.extend(word.iter().map(|&b| u32::from(b)));
+        self.n_words += 1;
     }
 
     pub fn len(&self) -> usize {
-        self.words.len()
+        self.n_words
     }
 
     pub fn is_empty(&self) -> bool {
-        self.words.is_empty()
+        self.n_words == 0
     }
 
-    #[inline]
-    pub fn get(&self, i: usize) -> &[u32] {
-        let w = self.words[i];
-        &self.symbols[w.start..w.start + w.len as usize]
+    /// Every word as (its id, its count, its symbols), walking the arena by the headers' lengths:
+    /// valid only before the first merge (a merged word shrinks in place and leaves a gap).
+    fn iter_unmerged(&self) -> impl Iterator<Item = (u32, u64, &[u32])> + '_ {
+        let mut pos = 0;
+        std::iter::from_fn(move || {
+            let h = self.arena.get(pos..pos + HEADER)?;
+            let (id, len) = (pos, h[0] as usize);
+            pos += HEADER + len;
+            Some((id as u32, header_count(h), &self.arena[id + HEADER..id + HEADER + len]))
+        })
     }
 
     /// Counts every adjacent pair and lists, for each pair, the words holding it (each once).
+    /// Called once, before any merge.
     /// Every symbol is still a byte here, so a pair indexes a dense 256 x 256 table: no hashing
     /// (this took ~0.4 s of the 2.9 s merge phase of the benchmark with a hash map).
     pub fn index_pairs(&self) -> PairIndex {
@@ -88,23 +101,22 @@ impl Words {
         let mut counts = vec![0u64; N];
         let mut sizes = vec![0u32; N];
         let mut last = vec![u32::MAX; N];
-        for i in 0..self.len() {
-            let c = self.words[i].count;
-            for win in self.get(i).windows(2) {
+        for (i, c, syms) in self.iter_unmerged() {
+            for win in syms.windows(2) {
                 let k = key(win);
                 counts[k] = counts[k].saturating_add(c);
-                if last[k] != i as u32 {
+                if last[k] != i {
                     sizes[k] += 1;
-                    last[k] = i as u32;
+                    last[k] = i;
                 }
             }
         }
         let mut lists: Vec<Vec<u32>> = sizes.iter().map(|&n| Vec::with_capacity(n as usize)).collect();
-        for i in 0..self.len() {
-            for win in self.get(i).windows(2) {
+        for (i, _, syms) in self.iter_unmerged() {
+            for win in syms.windows(2) {
                 let list = &mut lists[key(win)];
-                if list.last() != Some(&(i as u32)) {
-                    list.push(i as u32);
+                if list.last() != Some(&i) {
+                    list.push(i);
                 }
             }
         }
