@@ -8,7 +8,7 @@ token; bpekit adds ``count``, ``encode_batch_to_numpy`` and ``split``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 
 import regex
@@ -107,10 +107,7 @@ class Encoding:
     def encode_ordinary(self, text: str) -> list[int]:
         """Encodes text, treating special-token text as ordinary text."""
         text = _check_text(text)
-        try:
-            return self._core_bpe.encode_ordinary(text)
-        except UnicodeEncodeError:
-            return self._core_bpe.encode_ordinary(_fix_surrogates(text))
+        return _valid_text(self._core_bpe.encode_ordinary, text)
 
     def encode(
         self,
@@ -122,10 +119,7 @@ class Encoding:
         """Encodes text; special tokens are refused unless allowed (tiktoken's policy)."""
         text = _check_text(text)
         allowed = self._check_special(text, allowed_special, disallowed_special)
-        try:
-            return self._core_bpe.encode(text, allowed)
-        except UnicodeEncodeError:
-            return self._core_bpe.encode(_fix_surrogates(text), allowed)
+        return _valid_text(self._core_bpe.encode, text, allowed)
 
     def encode_to_numpy(
         self,
@@ -137,10 +131,7 @@ class Encoding:
         """As :meth:`encode`, as a ``uint32`` numpy array (no intermediate list)."""
         text = _check_text(text)
         allowed = self._check_special(text, allowed_special, disallowed_special)
-        try:
-            return self._core_bpe.encode_to_numpy(text, allowed)
-        except UnicodeEncodeError:
-            return self._core_bpe.encode_to_numpy(_fix_surrogates(text), allowed)
+        return _valid_text(self._core_bpe.encode_to_numpy, text, allowed)
 
     def count(
         self,
@@ -152,19 +143,13 @@ class Encoding:
         """``len(encode(text, ...))`` without building the list."""
         text = _check_text(text)
         allowed = self._check_special(text, allowed_special, disallowed_special)
-        try:
-            return self._core_bpe.count(text, allowed)
-        except UnicodeEncodeError:
-            return self._core_bpe.count(_fix_surrogates(text), allowed)
+        return _valid_text(self._core_bpe.count, text, allowed)
 
     def encode_ordinary_batch(self, text: list[str], *, num_threads: int = 8) -> list[list[int]]:
         """Encodes many texts in parallel (Rust threads, GIL released)."""
         texts = _check_batch(text)
         threads = _check_threads(num_threads)
-        try:
-            return self._core_bpe.encode_batch(texts, [], threads)
-        except UnicodeEncodeError:
-            return self._core_bpe.encode_batch([_fix_surrogates(t) for t in texts], [], threads)
+        return _valid_texts(self._core_bpe.encode_batch, texts, [], threads)
 
     def encode_batch(
         self,
@@ -178,10 +163,7 @@ class Encoding:
         texts = _check_batch(text)
         threads = _check_threads(num_threads)
         allowed = self._check_special_batch(texts, allowed_special, disallowed_special)
-        try:
-            return self._core_bpe.encode_batch(texts, allowed, threads)
-        except UnicodeEncodeError:
-            return self._core_bpe.encode_batch([_fix_surrogates(t) for t in texts], allowed, threads)
+        return _valid_texts(self._core_bpe.encode_batch, texts, allowed, threads)
 
     def encode_batch_to_numpy(
         self,
@@ -198,10 +180,7 @@ class Encoding:
         texts = _check_batch(text)
         threads = _check_threads(num_threads)
         allowed = self._check_special_batch(texts, allowed_special, disallowed_special)
-        try:
-            return self._core_bpe.encode_batch_flat(texts, allowed, threads)
-        except UnicodeEncodeError:
-            return self._core_bpe.encode_batch_flat([_fix_surrogates(t) for t in texts], allowed, threads)
+        return _valid_texts(self._core_bpe.encode_batch_flat, texts, allowed, threads)
 
     def encode_with_unstable(
         self,
@@ -213,10 +192,7 @@ class Encoding:
         """The stable tokens of ``text`` and every token sequence that could complete the rest."""
         text = _check_text(text)
         allowed = self._check_special(text, allowed_special, disallowed_special)
-        try:
-            return self._core_bpe.encode_with_unstable(text, allowed)
-        except UnicodeEncodeError:
-            return self._core_bpe.encode_with_unstable(_fix_surrogates(text), allowed)
+        return _valid_text(self._core_bpe.encode_with_unstable, text, allowed)
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of one whole token (ordinary bytes or a special token's text); ``KeyError`` if none."""
@@ -301,10 +277,7 @@ class Encoding:
     def split(self, text: str) -> list[str]:
         """The pre-tokenizer's pieces of ``text`` (what BPE merges independently)."""
         text = _check_text(text)
-        try:
-            return self._core_bpe.split(text)
-        except UnicodeEncodeError:
-            return self._core_bpe.split(_fix_surrogates(text))
+        return _valid_text(self._core_bpe.split, text)
 
     @property
     def pretoken_cache_bytes(self) -> int:
@@ -395,10 +368,7 @@ class Encoding:
             raise_disallowed_special_token(found)
 
     def _first_special(self, text: str, names: list[str] | None) -> str | None:
-        try:
-            return self._core_bpe.first_special(text, names)
-        except UnicodeEncodeError:
-            return self._core_bpe.first_special(_fix_surrogates(text), names)
+        return _valid_text(self._core_bpe.first_special, text, names)
 
     def _check_special_batch(self, texts: list[str], allowed_special: Any, disallowed_special: Any) -> list[str] | None:
         allowed = self._check_special("", allowed_special, disallowed_special)
@@ -449,6 +419,21 @@ def raise_disallowed_special_token(token: str) -> None:
         f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
         "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
     )
+
+
+def _valid_text(fn: Callable[..., Any], text: str, *args: Any) -> Any:
+    """Calls ``fn(text, *args)``; text with lone surrogates is fixed first (it cannot be UTF-8)."""
+    try:
+        return fn(text, *args)
+    except UnicodeEncodeError:
+        return fn(_fix_surrogates(text), *args)
+
+
+def _valid_texts(fn: Callable[..., Any], texts: list[str], *args: Any) -> Any:
+    try:
+        return fn(texts, *args)
+    except UnicodeEncodeError:
+        return fn([_fix_surrogates(t) for t in texts], *args)
 
 
 def _fix_surrogates(text: str) -> str:
