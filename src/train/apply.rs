@@ -8,8 +8,8 @@
 //!
 //! Performance note: the first few hundred merges of a large corpus each touch tens of thousands
 //! of words and take most of the merge phase (the first 1,000 of 32,512 merges: 1.5 of 2.9 s on
-//! the benchmark mix). Those are split into chunks of consecutive words, each chunk rewritten on
-//! its own thread into its own delta map; the chunks' arena ranges are disjoint, so they are
+//! the benchmark mix). With 4 threads or more, those are split into chunks of consecutive words,
+//! each chunk rewritten on its own thread into its own delta map; the chunks' arena ranges are disjoint, so they are
 //! handed out with `split_at_mut`, no locks and no unsafe code.
 
 use super::queue::{pair, unpair, Pair};
@@ -17,8 +17,13 @@ use super::table::{header_count, Words, HEADER};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-/// Merges touching at least this many words run in parallel.
+/// Merges touching at least this many words run in parallel...
 const PARALLEL_WORDS: usize = 8192;
+/// ...when at least this many threads are available. On 2 cores (shared with other jobs) the
+/// parallel rewrite was slower than the serial one (12.5 vs 10.1 ms for a 57k-word merge; each
+/// merge is a barrier, so a descheduled worker stalls it, and every chunk grows a fresh delta
+/// map). Not measured on an idle machine with more cores, where the first merges should scale.
+const PARALLEL_THREADS: usize = 4;
 
 /// One merge's change to one pair: the count delta and the words where the pair appeared.
 #[derive(Default)]
@@ -43,7 +48,7 @@ pub fn merge_words(words: &mut Words, list: &mut Vec<u32>, p: Pair, n: u32, thre
         0 => std::thread::available_parallelism().map_or(1, |t| t.get()),
         t => t,
     };
-    if threads <= 1 || list.len() < PARALLEL_WORDS {
+    if threads < PARALLEL_THREADS || list.len() < PARALLEL_WORDS {
         for &w in list.iter() {
             merge_at(&mut words.arena[w as usize..], w, p, n, s);
         }
