@@ -5,8 +5,9 @@ use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Performance note: fancy-regex wraps `regex`, whose matcher state lives in a pool guarded by an
-/// atomic owner; threads sharing one `Regex` contend on it (rust-lang/regex#934). As tiktoken
-/// does, we keep independent clones and give each thread its own slot.
+/// atomic owner; threads sharing one `Regex` contend on it (rust-lang/regex#934). A `clone()` shares
+/// that pool (the trainer measured 2 threads slower than 1), so each thread slot compiles its own
+/// copy, lazily, the first time a thread of that slot splits text.
 const CLONES: usize = 32;
 
 static NEXT_THREAD: AtomicUsize = AtomicUsize::new(0);
@@ -16,25 +17,38 @@ thread_local! {
 
 #[derive(Debug, Clone)]
 pub struct RegexSplitter {
-    clones: Vec<fancy_regex::Regex>,
+    pattern: String,
+    slots: Vec<std::sync::OnceLock<fancy_regex::Regex>>,
 }
 
 /// fancy-regex's default backtrack limit is 1,000,000 steps; real text never comes near it, and a
 /// pattern that does is reported as an error rather than a panic.
 const BACKTRACK_LIMIT: usize = 10_000_000;
 
+fn compile(pattern: &str) -> Result<fancy_regex::Regex> {
+    fancy_regex::RegexBuilder::new(pattern)
+        .backtrack_limit(BACKTRACK_LIMIT)
+        .build()
+        .map_err(|e| Error::Pattern(format!("{pattern:?}: {e}")))
+}
+
 impl RegexSplitter {
     pub fn new(pattern: &str) -> Result<Self> {
-        let re = fancy_regex::RegexBuilder::new(pattern)
-            .backtrack_limit(BACKTRACK_LIMIT)
-            .build()
-            .map_err(|e| Error::Pattern(format!("{pattern:?}: {e}")))?;
-        Ok(RegexSplitter { clones: vec![re; CLONES] })
+        let re = compile(pattern)?;
+        let slots: Vec<std::sync::OnceLock<fancy_regex::Regex>> = (0..CLONES).map(|_| Default::default()).collect();
+        let _ = slots[0].set(re);
+        Ok(RegexSplitter { pattern: pattern.to_string(), slots })
     }
 
     #[inline]
     fn regex(&self) -> &fancy_regex::Regex {
-        &self.clones[THREAD_SLOT.with(|s| *s)]
+        let slot = &self.slots[THREAD_SLOT.with(|s| *s)];
+        // The pattern compiled once in `new`, so compiling it again cannot fail; fall back to slot
+        // 0 (shared, correct, only slower) if it somehow did.
+        slot.get_or_init(|| match compile(&self.pattern) {
+            Ok(re) => re,
+            Err(_) => self.slots[0].get().cloned().expect("slot 0 is filled by `new`"),
+        })
     }
 
     pub fn for_each_match(
