@@ -3,12 +3,14 @@
 
 use crate::error::{Error, Result};
 use crate::merge::cache::{self, PieceCache};
-use crate::merge::{byte_pair_encode, byte_pair_encode_bounded, Ranks};
+use crate::merge::backtrack::Backtrack;
+use crate::merge::{byte_pair_encode_with, Ranks, LINEAR_BUILD_AFTER, LINEAR_THRESHOLD};
 use crate::pretokenize::Pretokenizer;
 use crate::special::Specials;
 use crate::vocab::{Rank, Vocab};
 use rustc_hash::FxHashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 #[derive(Debug)]
 pub struct CoreBpe {
@@ -16,7 +18,13 @@ pub struct CoreBpe {
     pub specials: Specials,
     pub pretokenizer: Pretokenizer,
     /// All ordinary token bytes, sorted (for completion search in `encode_with_unstable`).
-    sorted_token_bytes: std::sync::OnceLock<Vec<Vec<u8>>>,
+    sorted_token_bytes: OnceLock<Vec<Vec<u8>>>,
+    /// Tables of the linear merge, built when the first long piece arrives (`None` inside: the
+    /// vocabulary does not suit it, the heap merge is used).
+    linear: OnceLock<Option<Arc<Backtrack>>>,
+    /// Bytes of long pieces merged so far (the tables are built once this passes
+    /// `LINEAR_BUILD_AFTER`).
+    long_bytes: AtomicUsize,
     /// Identity of this encoder's per-thread pre-token caches, and their byte budget (0 = off).
     cache_owner: u64,
     cache_capacity: AtomicUsize,
@@ -29,6 +37,8 @@ impl Clone for CoreBpe {
             specials: self.specials.clone(),
             pretokenizer: self.pretokenizer.clone(),
             sorted_token_bytes: self.sorted_token_bytes.clone(),
+            linear: self.linear.clone(),
+            long_bytes: AtomicUsize::new(self.long_bytes.load(Ordering::Relaxed)),
             cache_owner: cache::new_owner_id(),
             cache_capacity: AtomicUsize::new(self.cache_capacity.load(Ordering::Relaxed)),
         }
@@ -51,6 +61,8 @@ impl CoreBpe {
             specials,
             pretokenizer,
             sorted_token_bytes: Default::default(),
+            linear: Default::default(),
+            long_bytes: AtomicUsize::new(0),
             cache_owner: cache::new_owner_id(),
             cache_capacity: AtomicUsize::new(cache::DEFAULT_CAPACITY_BYTES),
         })
@@ -71,6 +83,45 @@ impl CoreBpe {
         &self.vocab.encoder
     }
 
+    /// The linear merge's tables if a piece of `len` bytes should use them. They are built once
+    /// `LINEAR_BUILD_AFTER` bytes of long pieces have been seen (this one included), so a few
+    /// long pieces never pay for the build, and a flood of them pays at most about twice.
+    #[inline]
+    fn linear_for(&self, len: usize) -> Option<&Backtrack> {
+        if len < LINEAR_THRESHOLD {
+            return None;
+        }
+        if let Some(tables) = self.linear.get() {
+            return tables.as_deref();
+        }
+        if self.long_bytes.fetch_add(len, Ordering::Relaxed).saturating_add(len) < LINEAR_BUILD_AFTER {
+            return None;
+        }
+        self.linear.get_or_init(|| Backtrack::new(self.ranks()).map(Arc::new)).as_deref()
+    }
+
+    /// Whether the linear merge's tables are built (`Some(false)`: the vocabulary does not suit
+    /// them and the heap merge is used), or `None` if not yet.
+    pub fn linear_tables(&self) -> Option<bool> {
+        self.linear.get().map(Option::is_some)
+    }
+
+    /// Merges one piece that is not itself a token, appending its ids.
+    #[inline]
+    fn merge_into(&self, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
+        let linear = self.linear_for(piece.len());
+        byte_pair_encode_with(&self.vocab.fast, self.vocab.max_token_len, linear, piece, out)
+    }
+
+    /// BPE of arbitrary non-token bytes as one piece.
+    fn merge(&self, piece: &[u8]) -> Result<Vec<Rank>> {
+        let mut out = Vec::new();
+        if !piece.is_empty() {
+            self.merge_into(piece, &mut out)?;
+        }
+        Ok(out)
+    }
+
     /// Encodes one piece, appending ids; returns how many ids it produced.
     #[inline]
     fn encode_piece(&self, piece: &[u8], out: &mut Vec<Rank>, cache: &mut Option<&mut PieceCache>) -> Result<usize> {
@@ -86,7 +137,7 @@ impl CoreBpe {
             }
         }
         let before = out.len();
-        byte_pair_encode_bounded(&self.vocab.fast, self.vocab.max_token_len, piece, out)?;
+        self.merge_into(piece, out)?;
         if let (true, Some(c)) = (cacheable, cache.as_deref_mut()) {
             c.insert(piece, &out[before..], self.cache_capacity());
         }
@@ -187,7 +238,7 @@ impl CoreBpe {
         if let Some(&t) = self.ranks().get(piece) {
             return Ok(vec![t]);
         }
-        byte_pair_encode(self.ranks(), piece)
+        self.merge(piece)
     }
 
     pub fn decode_bytes(&self, tokens: &[Rank]) -> Result<Vec<u8>> {
@@ -284,7 +335,7 @@ impl CoreBpe {
                 let possibility = [prefix, sorted[point].as_slice()].concat();
                 let encoded = match std::str::from_utf8(&possibility) {
                     Ok(s) => self.encode_ordinary(s)?,
-                    Err(_) => byte_pair_encode(self.ranks(), &possibility)?,
+                    Err(_) => self.merge(&possibility)?,
                 };
                 let mut seq = Vec::new();
                 let mut seq_len = 0;
@@ -304,8 +355,8 @@ impl CoreBpe {
             if let Some((c, clen)) = last_char(&unstable) {
                 if unstable.len() > clen && c.is_whitespace() {
                     let cut = unstable.len() - clen;
-                    let mut re = byte_pair_encode(self.ranks(), &unstable[..cut])?;
-                    re.extend(byte_pair_encode(self.ranks(), &unstable[cut..])?);
+                    let mut re = self.merge(&unstable[..cut])?;
+                    re.extend(self.merge(&unstable[cut..])?);
                     completions.insert(re);
                 }
             }
@@ -323,3 +374,7 @@ fn last_char(b: &[u8]) -> Option<(char, usize)> {
     }
     None
 }
+
+#[cfg(test)]
+#[path = "core_linear_tests.rs"]
+mod linear_tests;

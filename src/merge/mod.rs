@@ -1,14 +1,23 @@
 //! The rank merge: turn one pre-tokenized piece into token ids by repeatedly merging the adjacent
 //! pair whose concatenated bytes have the lowest rank (ties: leftmost).
 //!
-//! Two implementations give the same result: [`small`] rescans a flat array (fastest for the short
-//! pieces that dominate real text) and [`heap`] keeps a priority queue over a linked list
-//! (O(n log n), used for long pieces so that no input is quadratic).
+//! Three implementations give the same result: [`small`] rescans a flat array (fastest for the
+//! short pieces that dominate real text), [`heap`] keeps a priority queue over a linked list
+//! (O(n log n)), and [`backtrack`] matches tokens left to right with pair-validity checks (linear,
+//! for long pieces; it needs tables built once per vocabulary, and falls back to the heap for a
+//! vocabulary whose merges are not in rank order).
 
+pub mod backtrack;
 pub mod cache;
+#[cfg(test)]
+mod equivalence_tests;
 pub mod heap;
 pub mod lookup;
+pub mod pairs;
 pub mod small;
+#[cfg(test)]
+mod toy_vocab_tests;
+pub mod trie;
 
 pub use lookup::{FastRanks, RankLookup};
 
@@ -20,6 +29,17 @@ use rustc_hash::FxHashMap;
 /// Performance note: below ~64 bytes the flat rescan wins (fewer branches, no allocation beyond
 /// one small vector); at 100+ bytes the heap wins and keeps the worst case O(n log n).
 pub const HEAP_THRESHOLD: usize = 64;
+
+/// Pieces at least this long go to the backtracking merge once its tables exist.
+/// Performance note: on natural text without spaces (several scripts), backtracking takes 0.6–0.8x
+/// the heap's time from 64 bytes up, and about the same at 32; see `backtrack.rs`.
+pub const LINEAR_THRESHOLD: usize = 64;
+
+/// The tables of the backtracking merge are built once this many bytes of pieces of at least
+/// `LINEAR_THRESHOLD` bytes have been merged, so text with a few long pieces never builds them.
+/// Ski rental: merging 256 kB with the heap costs 50–150 ms, about what the build costs (35 ms for
+/// r50k to 170–260 ms for o200k on the loaded machine of `backtrack.rs`'s notes).
+pub const LINEAR_BUILD_AFTER: usize = 256 << 10;
 
 pub type Ranks = FxHashMap<Vec<u8>, Rank>;
 
@@ -42,6 +62,23 @@ pub fn byte_pair_encode_bounded<R: RankLookup>(ranks: &R, max_len: usize, piece:
     } else {
         heap::encode_into(ranks, max_len, piece, out)
     }
+}
+
+/// As [`byte_pair_encode_bounded`], using the linear merge `linear` for long pieces if given.
+#[inline]
+pub fn byte_pair_encode_with<R: RankLookup>(
+    ranks: &R,
+    max_len: usize,
+    linear: Option<&backtrack::Backtrack>,
+    piece: &[u8],
+    out: &mut Vec<Rank>,
+) -> Result<()> {
+    if let Some(bt) = linear {
+        if piece.len() >= LINEAR_THRESHOLD && bt.encode_into(piece, out) {
+            return Ok(());
+        }
+    }
+    byte_pair_encode_bounded(ranks, max_len, piece, out)
 }
 
 /// Encodes one piece from scratch (no whole-piece shortcut needed, but it is harmless).

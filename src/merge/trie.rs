@@ -1,0 +1,262 @@
+//! A compact byte trie over the vocabulary for anchored longest-prefix matching (the token matcher
+//! of the [`backtrack`](super::backtrack) merge).
+//!
+//! Built breadth-first from the tokens sorted by bytes, so the children of a node are consecutive
+//! node ids and their edge bytes form one sorted slice: no per-node allocation, O(total bytes) to
+//! build. The first two levels are direct tables (256 and 65,536 entries).
+//!
+//! Performance note: a walk costs one short scan per input byte over a contiguous label slice.
+//! Building it for o200k (200k tokens, 1.3 MB of bytes) is a sort plus one linear pass; an
+//! Aho-Corasick automaton would also compute failure links, which an anchored matcher never uses.
+
+pub const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    first_child: u32,
+    n_children: u32,
+    /// The token ending at this node, or `NONE`.
+    token: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Trie {
+    root: [u32; 256],
+    /// The node of each two-byte prefix `b0 << 8 | b1`, or `NONE`.
+    two: Vec<u32>,
+    nodes: Vec<Node>,
+    /// `labels[v]` is the byte on the edge into node `v`.
+    labels: Vec<u8>,
+    /// `parents[v]` (breadth-first order, so `parents[v] < v`).
+    parents: Vec<u32>,
+    /// The node of each token id.
+    node_of: Vec<u32>,
+}
+
+impl Trie {
+    /// Builds the trie of the tokens `all[start[id]..start[id + 1]]`; an empty range is a hole
+    /// (no token has that id). Tokens must be distinct.
+    pub fn new(all: &[u8], start: &[u32]) -> Trie {
+        let n = start.len().saturating_sub(1);
+        let bytes = |id: u32| &all[start[id as usize] as usize..start[id as usize + 1] as usize];
+        // Sort by an 8-byte big-endian prefix first: most comparisons stay in one flat array.
+        let key = |id: u32| {
+            let b = bytes(id);
+            let mut k = [0u8; 8];
+            k[..b.len().min(8)].copy_from_slice(&b[..b.len().min(8)]);
+            u64::from_be_bytes(k)
+        };
+        let mut order: Vec<(u64, u32)> = (0..n as u32)
+            .filter(|&id| !bytes(id).is_empty())
+            .map(|id| (key(id), id))
+            .collect();
+        order.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| bytes(a.1).cmp(bytes(b.1))));
+        // Byte length of each sorted token and its common prefix with the one before: the
+        // breadth-first pass below then reads two flat arrays instead of the token bytes.
+        let lens: Vec<u32> = order
+            .iter()
+            .map(|&(_, id)| bytes(id).len() as u32)
+            .collect();
+        let lcp: Vec<u32> = (0..order.len())
+            .map(|i| match i {
+                0 => 0,
+                _ => {
+                    let (x, y) = (bytes(order[i - 1].1), bytes(order[i].1));
+                    x.iter().zip(y).take_while(|(a, b)| a == b).count() as u32
+                }
+            })
+            .collect();
+        let empty = Node {
+            first_child: 0,
+            n_children: 0,
+            token: NONE,
+        };
+        let mut trie = Trie {
+            root: [NONE; 256],
+            two: vec![NONE; 1 << 16],
+            nodes: vec![empty],
+            labels: vec![0],
+            parents: vec![NONE],
+            node_of: vec![NONE; n],
+        };
+        // ranges[v] = (the slice of `order` below node v, depth); processed in id order = breadth first.
+        let mut ranges: Vec<(u32, u32, u32)> = vec![(0, order.len() as u32, 0)];
+        let mut v = 0;
+        while v < trie.nodes.len() {
+            let (mut lo, hi, depth) = ranges[v];
+            if lo < hi && lens[lo as usize] == depth {
+                let id = order[lo as usize].1;
+                trie.nodes[v].token = id;
+                trie.node_of[id as usize] = v as u32;
+                lo += 1;
+            }
+            trie.nodes[v].first_child = trie.nodes.len() as u32;
+            // All of lo..hi share `depth` bytes; a child starts wherever `depth + 1` are not shared.
+            while lo < hi {
+                // the 8-byte sort key holds the first bytes: no random access for shallow nodes
+                let key = order[lo as usize].0;
+                let byte = match depth {
+                    0..=7 => (key >> (56 - 8 * depth)) as u8,
+                    _ => bytes(order[lo as usize].1)[depth as usize],
+                };
+                let mut end = lo + 1;
+                while end < hi && lcp[end as usize] > depth {
+                    end += 1;
+                }
+                if v == 0 {
+                    trie.root[byte as usize] = trie.nodes.len() as u32;
+                }
+                trie.nodes.push(empty);
+                trie.labels.push(byte);
+                trie.parents.push(v as u32);
+                ranges.push((lo, end, depth + 1));
+                trie.nodes[v].n_children += 1;
+                lo = end;
+            }
+            v += 1;
+        }
+        for b0 in 0..256 {
+            let v1 = trie.root[b0];
+            if v1 != NONE {
+                let Node {
+                    first_child,
+                    n_children,
+                    ..
+                } = trie.nodes[v1 as usize];
+                for v2 in first_child..first_child + n_children {
+                    trie.two[b0 << 8 | trie.labels[v2 as usize] as usize] = v2;
+                }
+            }
+        }
+        trie
+    }
+
+    #[inline(always)]
+    fn child(&self, v: u32, byte: u8) -> u32 {
+        let node = self.nodes[v as usize];
+        let first = node.first_child as usize;
+        let labels = &self.labels[first..first + node.n_children as usize];
+        let found = if labels.len() <= 8 {
+            labels.iter().position(|&b| b == byte)
+        } else {
+            labels.binary_search(&byte).ok()
+        };
+        found.map_or(NONE, |i| (first + i) as u32)
+    }
+
+    /// The longest token that is a prefix of `text`, or `NONE`.
+    #[inline]
+    pub fn longest_prefix(&self, text: &[u8]) -> u32 {
+        let Some(&b0) = text.first() else { return NONE };
+        let v1 = self.root[b0 as usize];
+        if v1 == NONE {
+            return NONE;
+        }
+        let mut best = self.nodes[v1 as usize].token;
+        let Some(&b1) = text.get(1) else { return best };
+        let mut v = self.two[(b0 as usize) << 8 | b1 as usize];
+        if v == NONE {
+            return best;
+        }
+        let t = self.nodes[v as usize].token;
+        if t != NONE {
+            best = t;
+        }
+        for &b in &text[2..] {
+            v = self.child(v, b);
+            if v == NONE {
+                break;
+            }
+            let t = self.nodes[v as usize].token;
+            if t != NONE {
+                best = t;
+            }
+        }
+        best
+    }
+
+    /// The token whose bytes are exactly `bytes`, or `NONE`.
+    pub fn exact(&self, bytes: &[u8]) -> u32 {
+        let mut v = 0u32;
+        for &b in bytes {
+            v = if v == 0 {
+                self.root[b as usize]
+            } else {
+                self.child(v, b)
+            };
+            if v == NONE {
+                return NONE;
+            }
+        }
+        self.nodes[v as usize].token
+    }
+
+    /// For each token id, the longest token that is a proper prefix of it (`NONE` for holes and
+    /// for tokens with no such prefix). One pass in breadth-first order, where parents come first.
+    pub fn prefix_links(&self) -> Vec<u32> {
+        let mut above = vec![NONE; self.nodes.len()];
+        let mut links = vec![NONE; self.node_of.len()];
+        for v in 1..self.nodes.len() {
+            let p = self.parents[v] as usize;
+            let t = self.nodes[v].token;
+            if t != NONE {
+                links[t as usize] = above[p];
+            }
+            above[v] = if t != NONE { t } else { above[p] };
+        }
+        links
+    }
+
+    /// Stops matching token `id` (its node stays, so longer tokens below it still match).
+    pub fn remove(&mut self, id: u32) {
+        let v = self.node_of[id as usize];
+        self.nodes[v as usize].token = NONE;
+    }
+
+    /// Frees what only the build needs (`prefix_links` and `remove` no longer work afterwards).
+    pub fn drop_build_tables(&mut self) {
+        self.parents = Vec::new();
+        self.node_of = Vec::new();
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.nodes.len() * (std::mem::size_of::<Node>() + 1)
+            + (self.parents.len() + self.node_of.len() + self.two.len()) * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn longest_exact_and_prefixes() {
+        let words: [&[u8]; 8] = [b"a", b"ab", b"abcd", b"b", b"", b"bc", b"c", b"d"];
+        let all = words.concat();
+        let start: Vec<u32> = std::iter::once(0)
+            .chain(words.iter().scan(0, |s, w| {
+                *s += w.len() as u32;
+                Some(*s)
+            }))
+            .collect();
+        let mut t = Trie::new(&all, &start);
+        assert_eq!(t.longest_prefix(b"abcde"), 2);
+        assert_eq!(t.longest_prefix(b"abce"), 1);
+        assert_eq!(t.longest_prefix(b"x"), NONE);
+        assert_eq!(t.longest_prefix(b""), NONE);
+        assert_eq!(t.exact(b"bc"), 5);
+        assert_eq!(t.exact(b"abc"), NONE);
+        assert_eq!(t.exact(b""), NONE);
+        assert_eq!(
+            t.prefix_links(),
+            vec![NONE, 0, 1, NONE, NONE, 3, NONE, NONE]
+        );
+        t.remove(1);
+        assert_eq!(t.longest_prefix(b"abce"), 0);
+        assert_eq!(t.longest_prefix(b"abcd"), 2);
+        assert_eq!(
+            t.prefix_links(),
+            vec![NONE, NONE, 0, NONE, NONE, 3, NONE, NONE]
+        );
+    }
+}
