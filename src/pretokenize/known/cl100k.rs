@@ -14,7 +14,7 @@
 
 use super::unicode::{Tables, L, N, S};
 use super::{
-    char_at, contraction_folded, flags_or_end, run_any, run_bytes, run_none, ws_newline_first,
+    char_at, contraction_folded, digit_run, flags_or_end, run_any, run_bytes, run_none, ws_newline_first,
     ws_run,
 };
 
@@ -37,18 +37,7 @@ pub(super) fn piece_end<const MAX_DIGITS: usize, const END_FIRST: bool>(
         return run_any(t, b, i, L);
     }
     if f & N != 0 {
-        let mut end = i + n;
-        for _ in 1..MAX_DIGITS {
-            if end >= b.len() {
-                break;
-            }
-            let (g, m) = char_at(t, b, end);
-            if g & N == 0 {
-                break;
-            }
-            end += m;
-        }
-        return end;
+        return digit_run(t, b, i + n, MAX_DIGITS);
     }
     // `[^\r\n\p{L}\p{N}]?\p{L}+`: any other char, whitespace included, prefixes a letter run.
     if x != b'\r' && x != b'\n' && flags_or_end(t, b, i + n) & L != 0 {

@@ -244,6 +244,23 @@ fn run_none(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
     }
 }
 
+/// `\p{N}{1,max}` after its first digit (which ends at `end`): the end of at most `max - 1` more
+/// digits.
+#[inline(always)]
+fn digit_run(t: &Tables, b: &[u8], mut end: usize, max: usize) -> usize {
+    for _ in 1..max {
+        if end >= b.len() {
+            break;
+        }
+        let (g, m) = char_at(t, b, end);
+        if g & unicode::N == 0 {
+            break;
+        }
+        end += m;
+    }
+    end
+}
+
 /// The end of the run of bytes, from `i`, that are in `set`.
 #[inline(always)]
 fn run_bytes(b: &[u8], mut i: usize, set: &[u8]) -> usize {

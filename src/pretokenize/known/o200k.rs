@@ -15,7 +15,7 @@
 
 use super::unicode::{Tables, L, N, S, U, W};
 use super::{
-    char_at, contraction_folded, flags_or_end, run_any, run_bytes, run_none, ws_newline_first,
+    char_at, contraction_folded, digit_run, flags_or_end, run_any, run_bytes, run_none, ws_newline_first,
 };
 
 /// The end of the piece starting at `i`.
@@ -34,18 +34,7 @@ pub(super) fn piece_end(t: &Tables, b: &[u8], i: usize) -> usize {
         return with_contraction(t, b, end);
     }
     if f & N != 0 {
-        let mut end = i + n;
-        for _ in 1..3 {
-            if end >= b.len() {
-                break;
-            }
-            let (g, m) = char_at(t, b, end);
-            if g & N == 0 {
-                break;
-            }
-            end += m;
-        }
-        return end;
+        return digit_run(t, b, i + n, 3);
     }
     // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
     if f & S == 0 {
