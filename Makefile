@@ -1,5 +1,5 @@
 # bpekit's one toolchain: CI runs `make test` through .ci/run (see README).
-.PHONY: help install test test-rust test-python bench bench-encode lint
+.PHONY: help install test test-rust test-python bench bench-encode lint fuzz
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -22,3 +22,13 @@ bench: bench-encode  ## every benchmark
 
 lint:  ## clippy with warnings as errors
 	cargo clippy --no-default-features -- -D warnings
+
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= pretokenize round_trip merges rankfile specials
+FUZZ_SANITIZER ?= none
+fuzz:  ## run every cargo-fuzz target FUZZ_SECONDS each (nightly + cargo-fuzz; seeds from fuzz/make_corpus.py)
+	python fuzz/make_corpus.py
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+		cargo +nightly fuzz run --sanitizer $(FUZZ_SANITIZER) $$t corpus/$$t -- \
+			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -print_final_stats=1 || exit 1; \
+	done

@@ -6,6 +6,8 @@
 
 pub mod core;
 pub mod error;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 pub mod merge;
 pub mod parallel;
 pub mod pretokenize;

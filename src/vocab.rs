@@ -25,6 +25,9 @@ pub struct Vocab {
 
 const HOLE: (u32, u32) = (u32::MAX, 0);
 
+/// Ids beyond twice the number of tokens that a vocabulary may leave unused.
+pub const MAX_ID_HOLES: usize = 1 << 20;
+
 impl Vocab {
     /// Builds the tables. Ranks must be unique, tokens non-empty; a special token may share its id
     /// with another special token (o200k_harmony does) but not with an ordinary token.
@@ -35,6 +38,16 @@ impl Vocab {
         let n = max_id.map_or(0, |m| m as usize + 1);
         if n > (1usize << 31) {
             return Err(Error::Vocab(format!("token id {} is too large", n - 1)));
+        }
+        // The decode table has one slot per id: ids far sparser than the tokens would make a tiny
+        // hostile file allocate gigabytes (one rank 2^31 - 2 took 16 GiB and 86 s).
+        let count = encoder.len() + specials.len();
+        if n > 2 * count + MAX_ID_HOLES {
+            return Err(Error::Vocab(format!(
+                "token id {} is too large for {count} tokens (ids may leave at most \
+                 2 x tokens + {MAX_ID_HOLES} holes)",
+                n - 1
+            )));
         }
         let mut decode_offsets = vec![HOLE; n];
         let total: usize = encoder.keys().map(|k| k.len()).sum::<usize>()

@@ -10,6 +10,7 @@ from bpekit import errors, patterns
 from bpekit._core import __version__
 from bpekit.encoding import Encoding
 from bpekit.errors import BpekitError
+from bpekit.limits import get_limits, set_limits
 from bpekit.load import dump_tiktoken_bpe, load_tiktoken_bpe
 from bpekit.tokenizer import Tokenizer
 from bpekit.train import Trainer, WordCounts, train_from_counts
@@ -36,6 +37,8 @@ __all__ = [
     "train",
     "train_from_counts",
     "get_encoding",
+    "get_limits",
+    "set_limits",
     "list_encoding_names",
     "load_tiktoken_bpe",
 ]

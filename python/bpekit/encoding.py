@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 
 import regex
 
-from bpekit import _core
+from bpekit import _core, limits
 from bpekit.errors import (
     DisallowedSpecialError,
     InputTypeError,
@@ -456,12 +456,14 @@ def _check_text(text: object) -> str:
             f"text must be a str, got {type(text).__name__}"
             + (" (decode bytes first, or use _encode_bytes)" if isinstance(text, (bytes, bytearray)) else "")
         )
+    limits.check_texts((text,))
     return text
 
 
 def _check_bytes(data: object) -> bytes:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise InputTypeError(f"expected bytes, got {type(data).__name__}")
+    limits.check_bytes(len(data))
     return bytes(data)
 
 
@@ -471,6 +473,7 @@ def _check_batch(texts: object) -> list[str]:
     for i, t in enumerate(texts):
         if not isinstance(t, str):
             raise InputTypeError(f"batch item {i} must be a str, got {type(t).__name__}")
+    limits.check_texts(texts)
     return list(texts)
 
 

@@ -208,7 +208,7 @@ class Tokenizer:
             data = f.read()
         try:
             doc = json.loads(data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
             raise FormatError(f"{os.fspath(path)} is not JSON ({exc})") from None
         return cls.from_dict(doc, os.fspath(path))
 

@@ -1,0 +1,105 @@
+"""Hostile vs benign text of the same size: encode time and peak memory, bpekit (and tiktoken).
+
+For every hostile text of ``tests/hardening/hostile.py`` (one character repeated, no split point,
+NUL, lone surrogates, special-token look-alikes, ...) at ``--mb`` megabytes, times
+``encode(text, disallowed_special=())`` (best of ``--rounds``) and divides by the time for benign
+prose of the same size: a ratio near 1 means linear time. Peak RSS growth during one call is
+read from ``/proc/self/status`` (VmHWM, reset through ``/proc/self/clear_refs``). With
+``--tiktoken`` tiktoken 0.14 is timed on the same inputs (ids are compared).
+
+    python benches/hostile.py [--mb 10] [--rounds 3] [--encodings cl100k_base o200k_base] [--tiktoken]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from datapaths import DATA  # noqa: E402
+from hardening.hostile import HOSTILE, benign  # noqa: E402
+
+os.environ.setdefault("BPEKIT_DATA_DIR", str(DATA / "ranks"))
+
+import bpekit  # noqa: E402
+
+
+def best_time(fn: Callable[[], object], rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def peak_growth(fn: Callable[[], object]) -> int | None:
+    """Peak RSS growth in bytes while ``fn`` runs (None where it cannot be measured)."""
+    status = Path("/proc/self/status")
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return None
+
+    def read(key: str) -> int:
+        line = next(x for x in status.read_text().splitlines() if x.startswith(key))
+        return int(line.split()[1]) * 1024
+
+    before = read("VmRSS:")
+    fn()
+    return read("VmHWM:") - before
+
+
+def tiktoken_encoding(name: str):  # noqa: ANN201
+    from peers import tiktoken_encoding as build
+
+    return build(name)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=10.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
+    parser.add_argument("--kinds", nargs="+", default=sorted(HOSTILE))
+    parser.add_argument("--tiktoken", action="store_true")
+    args = parser.parse_args()
+    size = int(args.mb * (1 << 20))
+    bpekit.set_limits(max_input_bytes=0)
+    prose = benign(size)
+    print(f"{args.mb:g} MB per input, best of {args.rounds}; ratio = time / time of benign prose\n")
+    header = "| encoding | input | bpekit s | ratio | peak RSS / input |"
+    if args.tiktoken:
+        header += " tiktoken s | tiktoken ratio |"
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    for name in args.encodings:
+        enc = bpekit.get_encoding(name)
+        enc.encode(HOSTILE["one_char_a"](300 << 10) + prose[:10000])  # build lazy tables once
+        tk = tiktoken_encoding(name) if args.tiktoken else None
+        base = best_time(lambda: enc.encode(prose, disallowed_special=()), args.rounds)
+        tk_base = best_time(lambda: tk.encode(prose, disallowed_special=()), args.rounds) if tk else 0.0
+        for kind in ["benign"] + args.kinds:
+            text = prose if kind == "benign" else HOSTILE[kind](size)
+            n = len(text.encode("utf-8", "surrogatepass"))
+            t = best_time(lambda: enc.encode(text, disallowed_special=()), args.rounds) * size / n
+            peak = peak_growth(lambda: enc.encode(text, disallowed_special=()))
+            shown = f"{peak / n:.1f}" if peak is not None else "n/a"
+            row = f"| {name} | {kind} | {t:.3f} | {t / base:.2f} | {shown} |"
+            if tk is not None:
+                if tk.encode(text, disallowed_special=()) != enc.encode(text, disallowed_special=()):
+                    print(f"ids differ from tiktoken: {name} {kind}", file=sys.stderr)
+                    return 1
+                tt = best_time(lambda: tk.encode(text, disallowed_special=()), 1) * size / n
+                row += f" {tt:.3f} | {tt / tk_base:.2f} |"
+            print(row, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,258 @@
+//! Fuzz target bodies as plain functions: each takes arbitrary bytes and panics on a wrong answer.
+//!
+//! The `fuzz/` crate (cargo-fuzz, nightly) calls them from libFuzzer; `fuzzing_smoke.rs` calls them
+//! on the stable toolchain from `cargo test` with a seed corpus and random inputs, for a bounded
+//! time. The vocabularies are the real OpenAI rank files read in place from `$BPEKIT_TEST_DATA`
+//! (default `../shared/data`) when present, plus a toy vocabulary that is always there.
+//!
+//! Targets:
+//! - [`pretokenize`]: every hand-written splitter gives the pieces of the fancy-regex pattern.
+//! - [`round_trip`]: encode (with and without specials, text and raw bytes) then decode gives the
+//!   input back byte for byte, and `count` equals the number of ids.
+//! - [`merges`]: small == heap == backtrack == the dispatcher on any piece.
+//! - [`rankfile`]: the `.tiktoken` parser never panics, and what it accepts survives dump → parse.
+//! - [`specials`]: `Specials::find_allowed` agrees with a naive scan.
+
+use crate::core::CoreBpe;
+use crate::merge::backtrack::Backtrack;
+use crate::merge::{byte_pair_encode_with, heap, small, Ranks};
+use crate::pretokenize::known::{KNOWN_PATTERNS, CL100K, GPT2_TIKTOKEN, O200K};
+use crate::pretokenize::Pretokenizer;
+use crate::special::{Found, Specials};
+use crate::vocab::{Rank, Vocab};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// Every target, by the name its `fuzz/fuzz_targets/*.rs` file and corpus folder use.
+pub const TARGETS: [(&str, fn(&[u8])); 5] = [
+    ("pretokenize", pretokenize),
+    ("round_trip", round_trip),
+    ("merges", merges),
+    ("rankfile", rankfile),
+    ("specials", specials),
+];
+
+/// Pieces longer than this are not given to the quadratic flat merge.
+const SMALL_MAX: usize = 512;
+
+/// The shared data folder (`$BPEKIT_TEST_DATA`, else `../shared/data` beside the crate).
+pub fn data_dir() -> PathBuf {
+    match std::env::var_os("BPEKIT_TEST_DATA") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"),
+    }
+}
+
+/// A vocabulary with everything the merge targets need.
+pub struct Fixture {
+    pub name: &'static str,
+    pub ranks: Ranks,
+    pub backtrack: Option<Backtrack>,
+    pub max_len: usize,
+    /// token bytes by id (for decoding merge output)
+    pub by_id: Vec<Vec<u8>>,
+}
+
+impl Fixture {
+    fn new(name: &'static str, ranks: Ranks) -> Fixture {
+        let backtrack = Backtrack::new(&ranks);
+        let max_len = ranks.keys().map(Vec::len).max().unwrap_or(1);
+        let n = ranks.values().max().map_or(0, |&m| m as usize + 1);
+        let mut by_id = vec![Vec::new(); n];
+        for (bytes, &id) in &ranks {
+            by_id[id as usize] = bytes.clone();
+        }
+        Fixture { name, ranks, backtrack, max_len, by_id }
+    }
+}
+
+/// 256 single bytes and a few merges chosen so that ties, overlaps and long runs occur.
+pub fn toy_ranks() -> Ranks {
+    let mut r = Ranks::default();
+    for b in 0..=255u8 {
+        r.insert(vec![b], b as Rank);
+    }
+    let merges = ["aa", "ab", "bc", "abc", "aaaa", "cd", "bcd", "abcd", "aaaaaaaa", "  ", "    ", "ba", "bab"];
+    for (i, t) in merges.iter().enumerate() {
+        r.insert(t.as_bytes().to_vec(), 256 + i as Rank);
+    }
+    r
+}
+
+fn load_ranks(name: &str) -> Option<Ranks> {
+    let data = std::fs::read(data_dir().join("ranks").join(format!("{name}.tiktoken"))).ok()?;
+    crate::rankfile::parse(&data, name).ok()
+}
+
+/// The toy vocabulary, then r50k, cl100k and o200k where the data folder has them.
+pub fn fixtures() -> &'static [Fixture] {
+    static FIXTURES: OnceLock<Vec<Fixture>> = OnceLock::new();
+    FIXTURES.get_or_init(|| {
+        let mut v = vec![Fixture::new("toy", toy_ranks())];
+        for name in ["r50k_base", "cl100k_base", "o200k_base"] {
+            if let Some(r) = load_ranks(name) {
+                v.push(Fixture::new(name, r));
+            }
+        }
+        v
+    })
+}
+
+/// Encoders with their real patterns and specials (the toy one uses the cl100k pattern).
+pub fn encoders() -> &'static [CoreBpe] {
+    static ENCODERS: OnceLock<Vec<CoreBpe>> = OnceLock::new();
+    ENCODERS.get_or_init(|| {
+        let eot = |id: Rank| vec![("<|endoftext|>".to_string(), id), ("<|fim_prefix|>".to_string(), id + 1)];
+        fixtures()
+            .iter()
+            .map(|f| {
+                let pattern = match f.name {
+                    "r50k_base" => GPT2_TIKTOKEN,
+                    "o200k_base" => O200K,
+                    _ => CL100K,
+                };
+                let next = f.by_id.len() as Rank;
+                CoreBpe::new(f.ranks.clone(), eot(next), pattern).expect("fixture encoder")
+            })
+            .collect()
+    })
+}
+
+/// Text from fuzz bytes: the bytes themselves when they are UTF-8, else their lossy decoding.
+fn text_of(data: &[u8]) -> String {
+    String::from_utf8_lossy(data).into_owned()
+}
+
+/// `data[0]` picks a known pattern; the rest is the text. Hand splitter == fancy-regex.
+pub fn pretokenize(data: &[u8]) {
+    static REGEX: OnceLock<Vec<(Pretokenizer, Pretokenizer)>> = OnceLock::new();
+    let pairs = REGEX.get_or_init(|| {
+        KNOWN_PATTERNS
+            .iter()
+            .map(|(p, _)| (Pretokenizer::new(p).unwrap(), Pretokenizer::with_regex(p).unwrap()))
+            .collect()
+    });
+    let Some((&sel, rest)) = data.split_first() else { return };
+    let (known, regex) = &pairs[sel as usize % pairs.len()];
+    assert!(known.known().is_some(), "pattern not recognised as known");
+    let text = text_of(rest);
+    let want = match regex.split(&text) {
+        Ok(w) => w,
+        Err(_) => return, // fancy-regex gave up (backtrack limit): nothing to compare against
+    };
+    let got = known.split(&text).expect("hand splitters cannot fail");
+    assert_eq!(got, want, "{:?} splitter != regex on {text:?}", known.known());
+}
+
+/// `data[0]` picks an encoder; the rest is text (or raw bytes). Everything decodes back exactly.
+pub fn round_trip(data: &[u8]) {
+    let encoders = encoders();
+    let Some((&sel, rest)) = data.split_first() else { return };
+    let enc = &encoders[sel as usize % encoders.len()];
+    // raw bytes (tiktoken's `_encode_bytes`)
+    let ids = enc.encode_bytes(rest).expect("encode_bytes");
+    assert_eq!(enc.decode_bytes(&ids).expect("decode"), rest, "encode_bytes round trip");
+    let text = text_of(rest);
+    let ordinary = enc.encode_ordinary(&text).expect("encode_ordinary");
+    assert_eq!(enc.decode_bytes(&ordinary).unwrap(), text.as_bytes(), "encode_ordinary round trip");
+    assert_eq!(enc.count_ordinary(&text).unwrap(), ordinary.len(), "count_ordinary");
+    let none = vec![false; enc.specials.tokens.len()];
+    assert_eq!(enc.encode(&text, &none).unwrap().0, ordinary, "encode with no specials allowed");
+    let all = vec![true; enc.specials.tokens.len()];
+    let (with_specials, _) = enc.encode(&text, &all).expect("encode");
+    assert_eq!(enc.decode_bytes(&with_specials).unwrap(), text.as_bytes(), "encode round trip");
+    assert_eq!(enc.count(&text, &all).unwrap(), with_specials.len(), "count");
+}
+
+/// `data[0]` picks a vocabulary; the rest is one piece. Every merge gives the same ids.
+pub fn merges(data: &[u8]) {
+    let fixtures = fixtures();
+    let Some((&sel, piece)) = data.split_first() else { return };
+    if piece.is_empty() {
+        return;
+    }
+    let f = &fixtures[sel as usize % fixtures.len()];
+    let mut want = Vec::new();
+    if piece.len() == 1 {
+        want.push(f.ranks[piece]);
+    } else {
+        heap::encode_into(&f.ranks, f.max_len, piece, &mut want).expect("heap");
+    }
+    let decoded: Vec<u8> = want.iter().flat_map(|&t| f.by_id[t as usize].iter().copied()).collect();
+    assert_eq!(decoded, piece, "{}: heap ids do not decode to the piece", f.name);
+    if (2..=SMALL_MAX).contains(&piece.len()) {
+        let mut got = Vec::new();
+        small::encode_into(&f.ranks, piece, &mut got).expect("small");
+        assert_eq!(got, want, "{}: small != heap", f.name);
+    }
+    if let Some(bt) = &f.backtrack {
+        let mut got = Vec::new();
+        assert!(bt.encode_into(piece, &mut got), "{}: backtrack found no sequence", f.name);
+        assert_eq!(got, want, "{}: backtrack != heap", f.name);
+    }
+    let mut got = Vec::new();
+    byte_pair_encode_with(&f.ranks, f.max_len, f.backtrack.as_ref(), piece, &mut got).expect("dispatch");
+    assert_eq!(got, want, "{}: dispatcher != heap", f.name);
+}
+
+/// Any bytes as a rank file: an error or ranks that survive dump → parse (and build a `Vocab`,
+/// or are refused with an error, without a huge allocation).
+pub fn rankfile(data: &[u8]) {
+    let Ok(ranks) = crate::rankfile::parse(data, "fuzz") else { return };
+    let again = crate::rankfile::parse(&crate::rankfile::dump(&ranks), "dump").expect("dump parses");
+    assert_eq!(again, ranks, "dump → parse changed the ranks");
+    let _ = Vocab::new(ranks, &[]);
+}
+
+/// The alphabet of the special-token target: few letters, so that specials overlap and repeat.
+const SPECIAL_ALPHABET: &[u8] = b"<|>ab";
+
+/// `data[0]`: allowed mask; `data[1]`: how many specials (1–6); then each special's length byte
+/// and bytes; the rest is the text. All bytes map onto a five-letter alphabet.
+pub fn specials(data: &[u8]) {
+    let letter = |b: u8| SPECIAL_ALPHABET[b as usize % SPECIAL_ALPHABET.len()];
+    let mut it = data.iter().copied();
+    let (Some(mask), Some(n)) = (it.next(), it.next()) else { return };
+    let mut tokens: Vec<(String, Rank)> = Vec::new();
+    for i in 0..1 + n as usize % 6 {
+        let len = 1 + it.next().unwrap_or(0) as usize % 5;
+        let s: Vec<u8> = (0..len).map(|_| letter(it.next().unwrap_or(0))).collect();
+        let s = String::from_utf8(s).expect("ASCII");
+        if !tokens.iter().any(|t| t.0 == s) {
+            tokens.push((s, 1000 + i as Rank));
+        }
+    }
+    let text: Vec<u8> = it.map(letter).collect();
+    let allowed: Vec<bool> = (0..tokens.len()).map(|i| (mask >> i) & 1 == 1).collect();
+    let sp = Specials::new(tokens.clone()).expect("non-empty specials");
+    let mut from = 0;
+    loop {
+        let got = sp.find_allowed(&text, from, &allowed);
+        let want = naive_find(&tokens, &text, from, &allowed);
+        assert_eq!(got, want, "specials {tokens:?} allowed {allowed:?} in {:?} from {from}", String::from_utf8_lossy(&text));
+        match got {
+            Some(f) => from = f.end,
+            None => break,
+        }
+    }
+}
+
+/// The specification of `find_allowed`: at the leftmost position where any special occurs, the
+/// longest special there if allowed, else the longest allowed one there; else scan on.
+fn naive_find(tokens: &[(String, Rank)], text: &[u8], from: usize, allowed: &[bool]) -> Option<Found> {
+    if !allowed.iter().any(|&a| a) {
+        return None;
+    }
+    for start in from..text.len() {
+        let here: Vec<usize> = (0..tokens.len()).filter(|&i| text[start..].starts_with(tokens[i].0.as_bytes())).collect();
+        let best = here.iter().copied().filter(|&i| allowed[i]).max_by_key(|&i| tokens[i].0.len());
+        if let Some(i) = best {
+            return Some(Found { start, end: start + tokens[i].0.len(), id: tokens[i].1 });
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+#[path = "fuzzing_smoke.rs"]
+mod smoke;

@@ -1,0 +1,118 @@
+"""Concurrency: one Encoding shared by many Python threads, and Encodings pickled to processes.
+
+The stress test runs single calls (encode, encode_ordinary, count, numpy, decode) interleaved with
+batch calls (which start Rust threads of their own) from 8 Python threads for
+``$BPEKIT_STRESS_SECONDS`` (default 3), while one more thread keeps resizing the pre-token cache;
+every result is compared with a single-threaded run. Pickled encodings (a registry one, which
+pickles by name, and a custom one, which pickles its ranks) are used by ``spawn`` processes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import threading
+import time
+
+import pytest
+
+import bpekit
+from hardening.hostile import HOSTILE, benign
+
+SECONDS = float(os.environ.get("BPEKIT_STRESS_SECONDS", "3"))
+THREADS = 8
+
+
+def _texts() -> list[str]:
+    prose = benign(60_000)
+    texts = [prose[i : i + 2000] for i in range(0, len(prose), 2000)]
+    texts += [HOSTILE[k](3000) for k in ("one_char_a", "no_split_cjk", "spaces", "digits", "random_unicode")]
+    texts += ["", "a", " <|endoftext|> "]
+    return texts
+
+
+def test_shared_encoding_under_thread_stress() -> None:
+    enc = bpekit.get_encoding("o200k_base")
+    texts = _texts()
+    want = [enc.encode(t, disallowed_special=()) for t in texts]
+    want_special = [enc.encode(t, allowed_special="all") for t in texts]
+    want_bytes = [enc.decode_bytes(w) for w in want]
+    failures: list[str] = []
+    counts = [0] * THREADS
+    stop = time.monotonic() + SECONDS
+
+    def worker(k: int) -> None:
+        i = k
+        try:
+            while time.monotonic() < stop:
+                j = i % len(texts)
+                t = texts[j]
+                op = i % 6
+                if op == 0:
+                    ok = enc.encode(t, disallowed_special=()) == want[j]
+                elif op == 1:
+                    ok = enc.encode(t, allowed_special="all") == want_special[j]
+                elif op == 2:
+                    ok = enc.count(t, disallowed_special=()) == len(want[j])
+                elif op == 3:
+                    ok = enc.encode_to_numpy(t, disallowed_special=()).tolist() == want[j]
+                elif op == 4:
+                    ok = enc.encode_batch(texts, num_threads=2, disallowed_special=()) == want
+                else:
+                    ok = enc.decode_bytes(want[j]) == want_bytes[j]
+                if not ok:
+                    failures.append(f"thread {k} op {op} text {j}")
+                counts[k] += 1
+                i += 7
+        except Exception as e:  # noqa: BLE001 (reported below, with the thread)
+            failures.append(f"thread {k}: {e!r}")
+
+    def resizer() -> None:
+        sizes = [0, 1 << 10, 4 << 20, 64 << 10]
+        n = 0
+        while time.monotonic() < stop:
+            enc.pretoken_cache_bytes = sizes[n % len(sizes)]
+            n += 1
+            time.sleep(0.001)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(THREADS)]
+    threads.append(threading.Thread(target=resizer))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    enc.pretoken_cache_bytes = 4 << 20
+    assert not failures, failures[:5]
+    assert sum(counts) >= THREADS, f"only {sum(counts)} calls ran"
+    print(f"thread stress: {sum(counts)} calls in {SECONDS} s from {THREADS} threads")
+
+
+def _encode_in_child(payload: bytes, texts: list[str]) -> list[list[int]]:
+    enc = pickle.loads(payload)
+    return [enc.encode_ordinary(t) for t in texts]
+
+
+def test_pickled_encodings_in_spawned_processes() -> None:
+    texts = _texts()[:10] + [HOSTILE["lone_surrogates"](300)]
+    registry_enc = bpekit.get_encoding("cl100k_base")
+    custom = bpekit.Encoding(
+        "custom_r50k",
+        pat_str=bpekit.get_encoding("r50k_base")._pat_str,
+        mergeable_ranks=bpekit.get_encoding("r50k_base")._mergeable_ranks,
+        special_tokens={"<|endoftext|>": 50256},
+    )
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(2) as pool:
+        jobs = [pool.apply_async(_encode_in_child, (pickle.dumps(e), texts)) for e in (registry_enc, custom)]
+        results = [j.get(timeout=120) for j in jobs]
+    for enc, got in zip((registry_enc, custom), results):
+        assert got == [enc.encode_ordinary(t) for t in texts], enc.name
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_harmony"])
+def test_pickle_round_trip_in_process(name: str) -> None:
+    enc = bpekit.get_encoding(name)
+    again = pickle.loads(pickle.dumps(enc))
+    text = benign(5000)
+    assert again.encode(text) == enc.encode(text)
