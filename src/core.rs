@@ -47,7 +47,7 @@ impl Clone for CoreBpe {
 
 impl Drop for CoreBpe {
     fn drop(&mut self) {
-        cache::forget(self.cache_owner);
+        cache::retire(self.cache_owner);
     }
 }
 

@@ -9,7 +9,9 @@
 use crate::vocab::Rank;
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// Default budget per thread and encoder.
 pub const DEFAULT_CAPACITY_BYTES: usize = 4 << 20;
@@ -19,9 +21,27 @@ const ENTRY_OVERHEAD: usize = 48;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// The owners (encoders) still alive. A dropped encoder can only free its cache on the dropping
+/// thread; the caches it left on other threads (a batch's pool threads) are pruned when such a
+/// thread next meets a new owner. Without this, every encoder built, used in a batch and dropped
+/// left up to the cache budget on each pool thread (measured: +4.5 MB per encoder, unbounded).
+static LIVE: Mutex<BTreeSet<u64>> = Mutex::new(BTreeSet::new());
+
+fn live() -> std::sync::MutexGuard<'static, BTreeSet<u64>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A fresh identity for an encoder's caches.
 pub fn new_owner_id() -> u64 {
-    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    live().insert(id);
+    id
+}
+
+/// The encoder `owner` is gone: drop this thread's cache of it, and let other threads prune theirs.
+pub fn retire(owner: u64) {
+    live().remove(&owner);
+    forget(owner);
 }
 
 #[derive(Default)]
@@ -66,7 +86,13 @@ pub fn with_cache<R>(owner: u64, enabled: bool, f: impl FnOnce(Option<&mut Piece
         return f(None);
     }
     CACHES.with(|c| match c.try_borrow_mut() {
-        Ok(mut caches) => f(Some(caches.entry(owner).or_default())),
+        Ok(mut caches) => {
+            if !caches.is_empty() && !caches.contains_key(&owner) {
+                let live = live();
+                caches.retain(|id, _| live.contains(id));
+            }
+            f(Some(caches.entry(owner).or_default()))
+        }
         Err(_) => f(None),
     })
 }

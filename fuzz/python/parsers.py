@@ -1,0 +1,78 @@
+"""Coverage-guided fuzzing of bpekit's Python-side file parsers with atheris (libFuzzer).
+
+Targets: ``tiktoken`` (.tiktoken rank text, parsed in Rust, then built into an Encoding),
+``minbpe`` (minbpe ``.model``), ``sentencepiece`` (SentencePiece ``.model`` protobuf) and
+``json`` (bpekit tokenizer JSON). Any exception that is not a ``BpekitError`` is a crash.
+Seeds: the files of fuzz/corpus/<target>/ when present (see fuzz/make_corpus.py). Usage:
+
+    python fuzz/python/parsers.py TARGET [libFuzzer flags, e.g. -runs=1000000 -max_total_time=300]
+
+tokenizer.json and GGUF parsers are not covered yet (written in parallel; next session).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import atheris
+
+with atheris.instrument_imports():
+    import bpekit
+    from bpekit.errors import BpekitError
+    from bpekit.formats.sentencepiece import SentencePieceModel
+    from bpekit.minbpe import RegexTokenizer
+
+SCRATCH = Path(tempfile.mkdtemp(prefix="bpekit-fuzz-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
+
+
+def tiktoken(data: bytes) -> None:
+    ranks = bpekit._core.parse_tiktoken_ranks(data, "fuzz")
+    if ranks:
+        enc = bpekit.Encoding("fuzz", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+        enc.decode_bytes(list(ranks.values())[:50])
+
+
+def minbpe(data: bytes) -> None:
+    path = SCRATCH / "f.model"
+    path.write_bytes(b"minbpe v1\n" + data)
+    RegexTokenizer().load(str(path))
+
+
+def sentencepiece(data: bytes) -> None:
+    SentencePieceModel.load(data)
+
+
+def json_doc(data: bytes) -> None:
+    path = SCRATCH / "t.json"
+    path.write_bytes(data)
+    bpekit.Tokenizer.load(path)
+
+
+TARGETS: dict[str, Callable[[bytes], None]] = {
+    "tiktoken": tiktoken,
+    "minbpe": minbpe,
+    "sentencepiece": sentencepiece,
+    "json": json_doc,
+}
+
+
+def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1] not in TARGETS:
+        sys.exit(f"usage: {sys.argv[0]} {{{','.join(TARGETS)}}} [libFuzzer flags]")
+    target = TARGETS[sys.argv[1]]
+
+    def one(data: bytes) -> None:
+        try:
+            target(data)
+        except BpekitError:
+            pass
+
+    atheris.Setup([sys.argv[0], *sys.argv[2:]], one)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
