@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import sys
 import sysconfig
@@ -79,7 +80,23 @@ def main() -> int:
         raw = (data / "ranks" / f"{name}.tiktoken").read_bytes()
         heads += [raw[:2000], raw[len(raw) // 2 : len(raw) // 2 + 2000].split(b"\n", 1)[-1]]
     write("rankfile", heads)
+    write_python_seeds(data, heads)
     return 0
+
+
+def write_python_seeds(data: Path, rank_heads: list[bytes]) -> None:
+    """Seeds of fuzz/python/parsers.py: rank text, minbpe and SentencePiece models, bpekit JSON."""
+    sys.path.insert(0, str(ROOT.parent / "python"))
+    import bpekit
+
+    write("py_tiktoken", [h[:300] for h in rank_heads])
+    spm = sorted((data / "spm").glob("*.model"), key=lambda p: p.stat().st_size)
+    write("py_sentencepiece", [p.read_bytes() for p in spm[:5]])
+    tok = bpekit.Tokenizer(pattern=r"\S+|\s+", merges=[(b"a", b"b"), (b"ab", b"c"), (b" ", b"ab")],
+                           special_tokens=["<|end|>"])
+    write("py_json", [json.dumps(tok.to_dict()).encode()])
+    minbpe = "\n0\n97 98\n256 99\n32 256\n"
+    write("py_minbpe", [minbpe.encode(), b"\n1\n<|x|> 259\n97 98\n"])
 
 
 if __name__ == "__main__":

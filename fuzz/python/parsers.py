@@ -3,9 +3,9 @@
 Targets: ``tiktoken`` (.tiktoken rank text, parsed in Rust, then built into an Encoding),
 ``minbpe`` (minbpe ``.model``), ``sentencepiece`` (SentencePiece ``.model`` protobuf) and
 ``json`` (bpekit tokenizer JSON). Any exception that is not a ``BpekitError`` is a crash.
-Seeds: the files of fuzz/corpus/<target>/ when present (see fuzz/make_corpus.py). Usage:
+Seeds: fuzz/corpus/py_<target>/ (written by fuzz/make_corpus.py). Usage:
 
-    python fuzz/python/parsers.py TARGET [libFuzzer flags, e.g. -runs=1000000 -max_total_time=300]
+    python fuzz/python/parsers.py TARGET [libFuzzer flags] fuzz/corpus/py_TARGET
 
 tokenizer.json and GGUF parsers are not covered yet (written in parallel; next session).
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import atheris
 
-with atheris.instrument_imports():
+with atheris.instrument_imports(include=["bpekit"]):
     import bpekit
     from bpekit.errors import BpekitError
     from bpekit.formats.sentencepiece import SentencePieceModel
