@@ -23,8 +23,11 @@ use crate::vocab::{Rank, Vocab};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+/// A target body: arbitrary bytes in, a panic on a wrong answer.
+pub type Target = fn(&[u8]);
+
 /// Every target, by the name its `fuzz/fuzz_targets/*.rs` file and corpus folder use.
-pub const TARGETS: [(&str, fn(&[u8])); 5] = [
+pub const TARGETS: [(&str, Target); 5] = [
     ("pretokenize", pretokenize),
     ("round_trip", round_trip),
     ("merges", merges),
