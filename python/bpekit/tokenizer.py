@@ -196,7 +196,7 @@ class Tokenizer:
             )
         except BpekitError:
             raise
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(Infinity)
             raise FormatError(f"{source}: malformed bpekit tokenizer file ({exc!r})") from None
         if doc.get("vocab_size") not in (None, tok.vocab_size):
             raise FormatError(f"{source}: vocab_size is {doc['vocab_size']}, the merges give {tok.vocab_size}")

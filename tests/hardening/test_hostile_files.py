@@ -216,6 +216,8 @@ def _json_load(tmp_path: Path, text: str) -> Any:
     json.dumps(_doc(version=2**80)),
     '{"format": "bpekit", "version": 1, "pattern": "\\\\S+", "merges": [[97, 98]',  # truncated
     "\ud800",
+    json.dumps(_doc(special_tokens={"<|x|>": 1})).replace("1}", "Infinity}"),  # found by atheris
+    json.dumps(_doc(special_tokens={"<|x|>": 1})).replace("1}", "1e400}"),
 ])  # fmt: skip
 def test_hostile_tokenizer_json(tmp_path: Path, text: str) -> None:
     size = len(text.encode("utf-8", "surrogatepass"))
