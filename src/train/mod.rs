@@ -14,6 +14,7 @@
 
 pub mod apply;
 pub mod count;
+pub mod first_seen;
 pub mod merge;
 pub mod queue;
 pub mod stream;
@@ -21,5 +22,5 @@ pub mod table;
 pub mod words;
 
 pub use count::{CountStats, Counter};
-pub use merge::{learn, learn_owned, Learned, MergeOptions, Progress, Stopped};
+pub use merge::{learn, learn_ordered, learn_owned, Learned, MergeOptions, Progress, Stopped};
 pub use words::WordCounts;
