@@ -6,26 +6,28 @@
 //! an unfinished tail is in memory. Special tokens are cut out before pre-tokenizing (leftmost,
 //! then longest occurrence) and are never counted.
 //!
-//! Performance notes (49 MB benchmark mix, o200k's hand-written splitter, 2 cores):
-//! - Every worker thread has its own pre-tokenizer (clones of one fancy-regex `Regex` share its
-//!   matcher caches behind one pool, and contention on that pool made two threads slower than one)
-//!   and its own word table, kept for the whole run and merged into one only when the counts are
-//!   taken (shard by shard, in parallel). Counting each job into a fresh map and adding that map
-//!   into a global table after every block spent about a third of the CPU time on adding up
-//!   (most words of a 1 MB part recur in every other part) and put a barrier after each block.
-//! - Jobs are small (~256 KiB) and turned into text inside the worker, so the threads stay busy
-//!   to the end of each block; the caller's thread only finds the safe cuts.
+//! Performance notes:
+//! - Each worker counts a part (~1 MiB) into its own maps keyed by borrowed slices, so the hot
+//!   loop allocates only for new words; the maps are then added into the global table.
+//! - The global table is split into 64 shards by the word's hash, and every worker's map is split
+//!   the same way, so shards are merged in parallel with no locks (merging one map into a single
+//!   table was the serial bottleneck once pre-tokenization ran on several threads).
+//! - Every worker thread has its own compiled pre-tokenizer. Clones of one fancy-regex `Regex`
+//!   share its matcher caches behind one pool (for patterns with look-around, as all the OpenAI
+//!   ones have), and contention on that pool made two threads slower than one (4.4 s vs 3.5 s
+//!   for the 49 MB benchmark mix on 2 cores).
 
 use super::stream;
-use super::words::WordCounts;
+use super::words::{shard_of, Shard, WordCounts, SHARDS};
 use crate::error::{Error, Result};
 use crate::pretokenize::Pretokenizer;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use rayon::prelude::*;
-use std::sync::Mutex;
+use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 
 /// Target size of one parallel counting job.
-const PART_BYTES: usize = 256 << 10;
+const PART_BYTES: usize = 1 << 20;
 /// Smallest part worth a job of its own when splitting a stream block.
 const MIN_PART_BYTES: usize = 64 << 10;
 /// A stream tail with no safe cut is cut anyway past this size (bounded memory).
@@ -47,25 +49,20 @@ pub struct CountStats {
 }
 
 pub struct Counter {
-    /// One pre-tokenizer and one word table per worker thread (see the performance notes); a
-    /// worker locks only its own table, so the locks are never contended.
-    workers: Vec<Worker>,
+    /// One per worker thread (see the performance notes).
+    pretokenizers: Vec<Pretokenizer>,
     specials: Vec<Vec<u8>>,
     automaton: Option<AhoCorasick>,
+    counts: WordCounts,
     carry: Vec<u8>,
     in_stream: bool,
     threads: usize,
     pub stats: CountStats,
 }
 
-struct Worker {
-    pretokenizer: Pretokenizer,
-    table: Mutex<WordCounts>,
-}
-
-/// What one job saw besides its words.
-#[derive(Default)]
-struct JobStats {
+/// One worker's counts.
+struct Local<'a> {
+    shards: Vec<FxHashMap<&'a [u8], u64>>,
     pieces: u64,
     specials: u64,
 }
@@ -87,13 +84,12 @@ impl Counter {
                     .map_err(|e| Error::Vocab(format!("special tokens: {e}")))?,
             )
         };
-        let workers = (0..rayon_threads(threads))
-            .map(|_| Ok(Worker { pretokenizer: Pretokenizer::new(pattern)?, table: Mutex::default() }))
-            .collect::<Result<_>>()?;
+        let workers = rayon_threads(threads);
         Ok(Counter {
-            workers,
+            pretokenizers: (0..workers).map(|_| Pretokenizer::new(pattern)).collect::<Result<_>>()?,
             specials,
             automaton,
+            counts: WordCounts::new(),
             carry: Vec::new(),
             in_stream: false,
             threads,
@@ -101,18 +97,16 @@ impl Counter {
         })
     }
 
-    /// Number of distinct words so far (merges the workers' tables).
-    pub fn distinct(&mut self) -> usize {
-        self.gather();
-        self.workers[0].table.get_mut().unwrap_or_else(|e| e.into_inner()).len()
+    /// Number of distinct words so far.
+    pub fn distinct(&self) -> usize {
+        self.counts.len()
     }
 
     /// Counts independent documents (each is pre-tokenized on its own).
     pub fn add_documents(&mut self, docs: &[&str]) -> Result<()> {
         self.stats.documents += docs.len() as u64;
         self.stats.bytes += docs.iter().map(|d| d.len() as u64).sum::<u64>();
-        let parts: Vec<&[u8]> = docs.iter().map(|d| d.as_bytes()).collect();
-        self.count_parts(&parts)
+        self.count_parts(docs)
     }
 
     /// Feeds the next block of a UTF-8 byte stream (a file); blocks may end anywhere, even inside
@@ -152,41 +146,26 @@ impl Counter {
     /// Ends any stream and returns all counts, leaving the counter empty.
     pub fn take_counts(&mut self) -> Result<WordCounts> {
         self.end_stream()?;
-        self.gather();
-        Ok(std::mem::take(self.workers[0].table.get_mut().unwrap_or_else(|e| e.into_inner())))
-    }
-
-    /// Adds every worker's table into the first one, shard by shard in parallel.
-    fn gather(&mut self) {
-        if self.workers.len() < 2 {
-            return;
-        }
-        let tables: Vec<WordCounts> = self
-            .workers
-            .iter_mut()
-            .map(|w| std::mem::take(w.table.get_mut().unwrap_or_else(|e| e.into_inner())))
-            .collect();
-        let total = if self.threads == 1 {
-            WordCounts::sum(tables)
-        } else {
-            crate::parallel::pool(self.threads).install(|| WordCounts::sum(tables))
-        };
-        *self.workers[0].table.get_mut().unwrap_or_else(|e| e.into_inner()) = total;
+        Ok(std::mem::take(&mut self.counts))
     }
 
     fn count_stream_text(&mut self, buf: &[u8]) -> Result<()> {
         if buf.is_empty() {
             return Ok(());
         }
-        let target = (buf.len() / (4 * self.workers.len())).clamp(MIN_PART_BYTES, PART_BYTES);
-        let parts = stream::split_at_safe_cuts(buf, target, &self.specials);
+        let workers = rayon_threads(self.threads);
+        let target = (buf.len() / (2 * workers)).clamp(MIN_PART_BYTES, PART_BYTES);
+        let parts: Vec<Cow<str>> = stream::split_at_safe_cuts(buf, target, &self.specials)
+            .into_iter()
+            .map(String::from_utf8_lossy)
+            .collect();
+        let parts: Vec<&str> = parts.iter().map(|p| p.as_ref()).collect();
         self.count_parts(&parts)
     }
 
-    /// Counts parts (UTF-8, invalid bytes read as U+FFFD) in parallel jobs of about
-    /// [`PART_BYTES`], each into its worker's table.
-    fn count_parts(&mut self, parts: &[&[u8]]) -> Result<()> {
-        let mut jobs: Vec<&[&[u8]]> = Vec::new();
+    /// Counts parts in parallel jobs of about [`PART_BYTES`] and adds them to the shards.
+    fn count_parts(&mut self, parts: &[&str]) -> Result<()> {
+        let mut jobs: Vec<&[&str]> = Vec::new();
         let (mut start, mut size) = (0, 0);
         for (i, p) in parts.iter().enumerate() {
             size += p.len();
@@ -199,46 +178,76 @@ impl Counter {
             jobs.push(&parts[start..]);
         }
         let this = &*self;
-        let done: Vec<JobStats> = if self.threads == 1 || jobs.len() <= 1 {
+        let locals: Vec<Local> = if self.threads == 1 || jobs.len() <= 1 {
             jobs.iter().map(|j| this.count_job(j)).collect::<Result<_>>()?
         } else {
             crate::parallel::pool(self.threads)
                 .install(|| jobs.par_iter().map(|j| this.count_job(j)).collect::<Result<_>>())?
         };
-        for d in done {
-            self.stats.pieces += d.pieces;
-            self.stats.specials += d.specials;
+        for l in &locals {
+            self.stats.pieces += l.pieces;
+            self.stats.specials += l.specials;
+        }
+        // Existing words are counted in parallel, shard by shard; words seen for the first time
+        // are gathered and stored by this thread, so the table's memory comes from one malloc
+        // arena (words stored from worker threads stayed in their arenas when freed, which cost
+        // 30 MB of peak memory in the merge phase on 2 threads).
+        let add = |(s, shard): (usize, &mut Shard)| {
+            let mut fresh: FxHashMap<&[u8], u64> = FxHashMap::default();
+            for l in &locals {
+                for (&w, &c) in &l.shards[s] {
+                    match shard.get_mut(w) {
+                        Some(v) => *v = v.saturating_add(c),
+                        None => *fresh.entry(w).or_insert(0) += c,
+                    }
+                }
+            }
+            fresh
+        };
+        let shards = self.counts.shards_mut();
+        let fresh: Vec<FxHashMap<&[u8], u64>> = if self.threads == 1 || locals.len() <= 1 {
+            shards.iter_mut().enumerate().map(add).collect()
+        } else {
+            crate::parallel::pool(self.threads)
+                .install(|| shards.par_iter_mut().enumerate().map(add).collect())
+        };
+        for (shard, new) in shards.iter_mut().zip(fresh) {
+            shard.reserve(new.len());
+            for (w, c) in new {
+                shard.insert(w.to_vec(), c);
+            }
         }
         Ok(())
     }
 
-    /// One job: decode, split at special tokens, pre-tokenize, count into this thread's table.
-    fn count_job(&self, texts: &[&[u8]]) -> Result<JobStats> {
-        let worker = &self.workers[rayon::current_thread_index().unwrap_or(0) % self.workers.len()];
-        let mut table = worker.table.lock().unwrap_or_else(|e| e.into_inner());
-        let mut stats = JobStats::default();
-        for &bytes in texts {
-            let text = String::from_utf8_lossy(bytes);
+    /// One worker: split at special tokens, pre-tokenize, count.
+    fn count_job<'a>(&self, texts: &[&'a str]) -> Result<Local<'a>> {
+        let worker = rayon::current_thread_index().unwrap_or(0) % self.pretokenizers.len();
+        let pretokenizer = &self.pretokenizers[worker];
+        let mut local =
+            Local { shards: (0..SHARDS).map(|_| FxHashMap::default()).collect(), pieces: 0, specials: 0 };
+        for &text in texts {
             let mut start = 0;
             if let Some(ac) = &self.automaton {
                 for m in ac.find_iter(text.as_bytes()) {
-                    count_gap(&worker.pretokenizer, &text[start..m.start()], &mut table, &mut stats)?;
-                    stats.specials += 1;
+                    count_gap(pretokenizer, &text[start..m.start()], &mut local)?;
+                    local.specials += 1;
                     start = m.end();
                 }
             }
-            count_gap(&worker.pretokenizer, &text[start..], &mut table, &mut stats)?;
+            count_gap(pretokenizer, &text[start..], &mut local)?;
         }
-        Ok(stats)
+        Ok(local)
     }
 }
 
 #[inline]
-fn count_gap(pretokenizer: &Pretokenizer, text: &str, table: &mut WordCounts, stats: &mut JobStats) -> Result<()> {
+fn count_gap<'a>(pretokenizer: &Pretokenizer, text: &'a str, local: &mut Local<'a>) -> Result<()> {
     let bytes = text.as_bytes();
     pretokenizer.for_each_piece(text, |s, e| {
-        table.add_word(&bytes[s..e], 1);
-        stats.pieces += 1;
+        let w = &bytes[s..e];
+        *local.shards[shard_of(w)].entry(w).or_insert(0) += 1;
+        local.pieces += 1;
         Ok(())
     })
 }

@@ -5,11 +5,10 @@
 //! so the same counts always serialize to the same bytes.
 
 use crate::error::{Error, Result};
-use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::Hasher;
 
-/// The table is split into this many shards by word hash, so that tables add up in parallel.
+/// The table is split into this many shards by word hash (see `count.rs`).
 pub const SHARDS: usize = 64;
 
 /// The shard of `word`: the top bits of its Fx hash.
@@ -91,31 +90,8 @@ impl WordCounts {
         self.shards.into_iter().flat_map(|s| s.into_iter())
     }
 
-    /// Adds up `tables`, shard by shard in parallel (on the current rayon pool); every word moves
-    /// into the result without being copied.
-    pub fn sum(tables: Vec<WordCounts>) -> WordCounts {
-        let mut columns: Vec<Vec<Shard>> = (0..SHARDS).map(|_| Vec::with_capacity(tables.len())).collect();
-        for table in tables {
-            for (column, shard) in columns.iter_mut().zip(table.shards) {
-                column.push(shard);
-            }
-        }
-        let shards = columns
-            .into_par_iter()
-            .map(|mut column| {
-                column.sort_by_key(|s| std::cmp::Reverse(s.len())); // add into the largest
-                let mut rest = column.into_iter();
-                let mut base = rest.next().unwrap_or_default();
-                for shard in rest {
-                    for (w, c) in shard {
-                        let v = base.entry(w).or_insert(0);
-                        *v = v.saturating_add(c);
-                    }
-                }
-                base
-            })
-            .collect();
-        WordCounts { shards }
+    pub(crate) fn shards_mut(&mut self) -> &mut [Shard] {
+        &mut self.shards
     }
 
     /// Words and counts sorted by word bytes.
