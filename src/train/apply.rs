@@ -126,7 +126,7 @@ fn merge_at(at: &mut [u32], w: u32, p: Pair, n: u32, s: &mut Scratch) {
 /// One pass, in place (the write position `j` never passes the read position `i`): the runs
 /// between occurrences are moved with `copy_within`, so a long word costs a scan plus a memmove
 /// (a whole text as one word, minbpe's BasicTokenizer: 1.1 MB to 768 merges took 17.7 s with a
-/// copy of the word and per-position flags, and 2 s like this).
+/// copy of the word and per-position flags, 4.2 s like this; both at load average ~12 on 2 cores).
 fn merge_in_word(syms: &mut [u32], w: u32, count: u64, p: Pair, n: u32, s: &mut Scratch) -> Option<u32> {
     let (a, b) = unpair(p);
     let len = syms.len();
