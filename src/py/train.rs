@@ -51,7 +51,7 @@ impl WordCounter {
         Ok(PyWordCounts { inner: run(py, || inner.take_counts())? })
     }
 
-    fn distinct(&mut self) -> usize {
+    fn distinct(&self) -> usize {
         self.inner.distinct()
     }
 
