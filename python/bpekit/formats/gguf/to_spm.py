@@ -4,8 +4,8 @@ GGUF -> ``ModelProto`` (formats.md §4.8): pieces, scores and types from the GGU
 ``trainer_spec`` model_type BPE, ``byte_fallback`` when the vocabulary has BYTE pieces, the
 special ids and pieces from the ``*_token_id`` keys; ``normalizer_spec`` named ``identity`` (no
 character map, as llama.cpp does not normalize), ``add_dummy_prefix`` from
-``add_space_prefix`` (default true), ``remove_extra_whitespaces`` from its key (default false),
-``escape_whitespaces`` true. sentencepiece needs exactly one UNKNOWN piece, so the piece at
+``add_space_prefix`` (default true), ``remove_extra_whitespaces`` false (llama.cpp reads that key
+only for T5 vocabularies), ``escape_whitespaces`` true. sentencepiece needs exactly one UNKNOWN piece, so the piece at
 ``unknown_token_id`` is typed UNKNOWN and any other UNKNOWN-typed piece CONTROL (Phi-3 types its
 ``[PAD]`` fillers UNKNOWN and ``<unk>`` CONTROL). Encoding then goes through bpekit's
 SentencePiece implementation, which gives the ``sentencepiece`` package's ids.
@@ -63,7 +63,7 @@ def model_proto(vocab: GGUFVocab) -> Any:
     norm = proto.normalizer_spec
     norm.name = "identity"
     norm.add_dummy_prefix = vocab.flags.get("add_space_prefix", True)
-    norm.remove_extra_whitespaces = vocab.flags.get("remove_extra_whitespaces", False)
+    norm.remove_extra_whitespaces = False  # llama.cpp's SPM path never collapses spaces
     norm.escape_whitespaces = True
     return proto
 
@@ -88,6 +88,11 @@ def from_sentencepiece(model: SentencePieceModel, add_bos: bool = True, add_eos:
             "this SentencePiece model normalizes text with a character map, which a GGUF 'llama' vocabulary "
             "cannot hold (llama.cpp does not normalize)"
         )
+    if norm.remove_extra_whitespaces:
+        raise FormatError(
+            "this SentencePiece model collapses runs of spaces (remove_extra_whitespaces), which llama.cpp's "
+            "'llama' vocabularies never do"
+        )
     if spec.treat_whitespace_as_suffix:
         raise FormatError("a GGUF 'llama' vocabulary cannot hold treat_whitespace_as_suffix (llama.cpp prefixes spaces)")
     vocab = GGUFVocab(
@@ -105,7 +110,5 @@ def from_sentencepiece(model: SentencePieceModel, add_bos: bool = True, add_eos:
     vocab.flags = {"add_bos_token": add_bos, "add_eos_token": add_eos}
     if not norm.add_dummy_prefix:
         vocab.flags["add_space_prefix"] = False
-    if norm.remove_extra_whitespaces:
-        vocab.flags["remove_extra_whitespaces"] = True
     vocab.file = c.GGUFFile(kv={"general.architecture": c.Value(c.STRING, "llama")})
     return vocab
