@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from bpekit.formats.recover import all_splits
+
 _POSSESSIVE_INTERVAL = re.compile(r"(?<!\\)(\{\d+(?:,\d*)?\})\+")
 
 
@@ -72,15 +74,7 @@ def tiktoken_sidecar(pattern: str, special_tokens: Mapping[str, int], n_vocab: i
 
 def hf_merges(ranks: Mapping[bytes, int]) -> list[list[str]]:
     """Every split of every token into two tokens, in (rank(t), rank(l), rank(r)) order."""
-    found: list[tuple[int, int, int, bytes, bytes]] = []
-    for token, rank in ranks.items():
-        for i in range(1, len(token)):
-            left, right = token[:i], token[i:]
-            rl, rr = ranks.get(left), ranks.get(right)
-            if rl is not None and rr is not None:
-                found.append((rank, rl, rr, left, right))
-    found.sort()
-    return [[token_to_hf(left), token_to_hf(right)] for _, _, _, left, right in found]
+    return [[token_to_hf(left), token_to_hf(right)] for left, right in all_splits(ranks)]
 
 
 def hf_tokenizer_json(ranks: Mapping[bytes, int], special_tokens: Mapping[str, int], pattern: str) -> dict[str, Any]:
