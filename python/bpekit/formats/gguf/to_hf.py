@@ -15,6 +15,9 @@ The construction is formats.md §5.8, which reproduces llama.cpp's test vectors 
 * post-processor: BOS / EOS added when ``add_special_tokens=True`` as llama.cpp's flags say
   (the ``add_bos_token``/``add_eos_token`` keys, else the pre name's default, else the model's);
 * decoder: ByteLevel.
+
+bpekit's keys ``tokenizer.bpekit.pre_regexes`` / ``.ignore_merges`` (written by ``from_hf`` when
+no llama.cpp name states a tokenizer's splitting exactly) take precedence over the pre name.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ from bpekit.errors import FormatError
 from bpekit.formats import llamacpp
 from bpekit.formats.gguf.vocab import CONTROL, UNKNOWN, USER_DEFINED, GGUFVocab
 
+# bpekit's own keys (llama.cpp ignores them): the exact regex list and ignore_merges flag of a
+# tokenizer whose splitting no llama.cpp pre name states exactly (see from_hf.py).
+PRE_REGEXES_KEY = "tokenizer.bpekit.pre_regexes"
+IGNORE_MERGES_KEY = "tokenizer.bpekit.ignore_merges"
 # Pre names whose upstream Hugging Face tokenizer normalizes with NFC (formats.md §5.8).
 NFC_PRE_NAMES = frozenset({"qwen2", "mpt", "command-r"})
 _BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
@@ -41,17 +48,22 @@ def add_bos_eos(vocab: GGUFVocab) -> tuple[bool, bool]:
     return vocab.flags.get("add_bos_token", bos_default), vocab.flags.get("add_eos_token", False)
 
 
-def pre_tokenizer(pre: llamacpp.Pre) -> dict[str, Any]:
-    """The HF pre-tokenizer for a byte-level llama.cpp pre-tokenizer entry."""
+def pre_tokenizer(pre: llamacpp.Pre, regexes: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The HF pre-tokenizer for a byte-level llama.cpp pre-tokenizer entry (or for an explicit
+    regex list, as ``tokenizer.bpekit.pre_regexes`` gives one)."""
     if not pre.byte_encode:
         raise FormatError(f"pre-tokenizer type {pre.type} is not byte-level; only byte-level GGUF BPE is converted")
-    if llamacpp.is_gpt2_regex_only(pre):
+    if regexes is None:
+        if llamacpp.is_gpt2_regex_only(pre):
+            return dict(_BYTE_LEVEL)
+        if pre.regexes == (llamacpp.DIGIT, llamacpp.GPT2):
+            digits = {"type": "Digits", "individual_digits": True}
+            return {"type": "Sequence", "pretokenizers": [digits, dict(_BYTE_LEVEL)]}
+        regexes = llamacpp.upstream_regexes(pre)
+    elif regexes == (llamacpp.GPT2,):
         return dict(_BYTE_LEVEL)
-    if pre.regexes == (llamacpp.DIGIT, llamacpp.GPT2):
-        return {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True}, dict(_BYTE_LEVEL)]}
     splits: list[dict[str, Any]] = [
-        {"type": "Split", "pattern": {"Regex": rx}, "behavior": "Isolated", "invert": False}
-        for rx in llamacpp.upstream_regexes(pre)
+        {"type": "Split", "pattern": {"Regex": rx}, "behavior": "Isolated", "invert": False} for rx in regexes
     ]
     return {"type": "Sequence", "pretokenizers": [*splits, {**_BYTE_LEVEL, "use_regex": False}]}
 
@@ -107,13 +119,17 @@ def tokenizer_json(vocab: GGUFVocab) -> dict[str, Any]:
         raise FormatError(f"only GGUF 'gpt2' (byte-level BPE) vocabularies convert to tokenizer.json, not {vocab.model!r}")
     name, pre = llamacpp.lookup(vocab.pre, vocab.model)
     merges = vocab.merges or []
+    regexes = vocab.file.get(PRE_REGEXES_KEY)
+    if regexes is not None and not (isinstance(regexes, list) and all(isinstance(r, str) for r in regexes)):
+        raise FormatError(f"{PRE_REGEXES_KEY} must be an array of strings")
+    ignore_merges = vocab.file.get(IGNORE_MERGES_KEY, pre.flags.get("ignore_merges", False))
     return {
         "version": "1.0",
         "truncation": None,
         "padding": None,
         "added_tokens": _added_tokens(vocab),
         "normalizer": {"type": "NFC"} if name in NFC_PRE_NAMES else None,
-        "pre_tokenizer": pre_tokenizer(pre),
+        "pre_tokenizer": pre_tokenizer(pre, None if regexes is None else tuple(regexes)),
         "post_processor": _post_processor(vocab),
         "decoder": dict(_BYTE_LEVEL),
         "model": {
@@ -124,7 +140,7 @@ def tokenizer_json(vocab: GGUFVocab) -> dict[str, Any]:
             "end_of_word_suffix": None,
             "fuse_unk": False,
             "byte_fallback": False,
-            "ignore_merges": bool(pre.flags.get("ignore_merges", False)),
+            "ignore_merges": bool(ignore_merges),
             "vocab": {t: i for i, t in enumerate(vocab.tokens)},
             "merges": [[a, b] for a, b in merges],
         },
