@@ -223,8 +223,9 @@ class Tokenizer:
             if token_id in self._special_ids:
                 return self._special_ids[token_id]
         else:
-            added = self.added_tokens.by_id.get(token_id)
-            token = added.content if added is not None else self.model.id_to_token(token_id)
+            token = self.added_tokens.strings.get(token_id)
+            if token is None:
+                token = self.model.id_to_token(token_id)
             if token is not None:
                 return token  # type: ignore[no-any-return]
         raise InvalidTokenError(f"Invalid token for decoding: {token_id}")

@@ -67,6 +67,8 @@ class AddedVocabulary:
         raw = [t for t in self.tokens if t.content and not t.normalized]
         norm = [t for t in self.tokens if t.content and t.normalized]
         normalize = normalize or (lambda s: s)
+        # what id_to_token gives: a normalized token's normalized content (as Hugging Face)
+        self.strings = {t.id: normalize(t.content) if t.normalized else t.content for t in self.tokens}
         self._raw = self._matcher({t.content: t for t in raw})
         self._norm = self._matcher({normalize(t.content): t for t in norm if normalize(t.content)})
 

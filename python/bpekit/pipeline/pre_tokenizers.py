@@ -219,9 +219,20 @@ def _is_numeric(c: str) -> bool:  # Rust char::is_numeric: categories Nd, Nl, No
 
 
 def _char_runs(text: str, test: Any) -> list[tuple[int, int, bool]]:
+    """Each character passing ``test`` is a match of its own; the text between is one gap."""
     if not text:
         return [(0, 0, False)]
-    return [(i, i + 1, test(c)) for i, c in enumerate(text)]
+    runs: list[tuple[int, int, bool]] = []
+    gap = 0
+    for i, c in enumerate(text):
+        if test(c):
+            if gap < i:
+                runs.append((gap, i, False))
+            runs.append((i, i + 1, True))
+            gap = i + 1
+    if gap < len(text):
+        runs.append((gap, len(text), False))
+    return runs
 
 
 @_register
@@ -303,5 +314,5 @@ def from_json(doc: Any, where: str = "pre_tokenizer") -> PreTokenizer | None:
     return build("pre_tokenizer", PRE_TOKENIZERS, doc, where)  # type: ignore[no-any-return]
 
 
-__all__ = ["PRE_TOKENIZERS", "ByteLevel", "Digits", "Metaspace", "PreTokenizer", "Punctuation", "Sequence",
-           "Split", "Whitespace", "WhitespaceSplit", "compile_onig", "from_json"]
+__all__ = ["PRE_TOKENIZERS", "ByteLevel", "Digits", "Metaspace", "Pattern", "PreTokenizer", "Punctuation",
+           "Sequence", "Split", "Whitespace", "WhitespaceSplit", "compile_onig", "from_json"]
