@@ -29,10 +29,7 @@ __all__ = ["GGUFVocab", "container", "load", "save", "to_tokenizer", "vocab_of"]
 def to_tokenizer(vocab: GGUFVocab) -> Any:
     """The :class:`bpekit.Tokenizer` of a GGUF vocabulary."""
     if vocab.model == "gpt2":
-        from bpekit.formats.gguf.to_hf import tokenizer_json
-        from bpekit.formats.hf import from_document
-
-        tok = from_document(tokenizer_json(vocab), "GGUF tokenizer")
+        tok = _bpe_pipeline(vocab)
     elif vocab.model == "llama":
         from bpekit.formats.gguf.to_hf import add_bos_eos
         from bpekit.formats.gguf.to_spm import sentencepiece_bpe
@@ -47,6 +44,30 @@ def to_tokenizer(vocab: GGUFVocab) -> Any:
         raise FormatError(f"bpekit encodes GGUF 'gpt2' and 'llama' vocabularies, not {vocab.model!r}")
     tok.gguf_vocab = vocab
     return tok
+
+
+def _bpe_pipeline(vocab: GGUFVocab) -> Any:
+    """The §5.8 pipeline, built from the stages directly: the GGUF data was checked when read,
+    so the JSON-level checks of ``formats.hf.from_document`` (seconds for 280k merges) are skipped;
+    the document is the same one ``to_hf.tokenizer_json`` gives ``tokenizers``."""
+    from bpekit.formats.gguf.to_hf import tokenizer_json
+    from bpekit.pipeline import decoders, normalizers, pre_tokenizers, processors
+    from bpekit.pipeline.added_tokens import AddedToken
+    from bpekit.pipeline.models import BPE
+    from bpekit.tokenizer import Tokenizer
+
+    doc = tokenizer_json(vocab)
+    m = doc["model"]
+    model = BPE(m["vocab"], vocab.merges or [], ignore_merges=m["ignore_merges"])
+    where = "GGUF tokenizer"
+    return Tokenizer(
+        model,
+        normalizer=normalizers.from_json(doc["normalizer"], where),
+        pre_tokenizer=pre_tokenizers.from_json(doc["pre_tokenizer"], where),
+        post_processor=processors.from_json(doc["post_processor"], where),
+        decoder=decoders.from_json(doc["decoder"], where),
+        added_tokens=[AddedToken.from_json(t, where) for t in doc["added_tokens"]],
+    )
 
 
 def _bos_eos_processor(vocab: GGUFVocab, flags: tuple[bool, bool], template: Any) -> Any:
