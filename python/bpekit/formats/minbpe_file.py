@@ -45,8 +45,9 @@ def load(path: str | os.PathLike[str], **_: Any) -> Any:
 def minbpe_parts(tok: Any) -> tuple[str, dict[str, int], dict[tuple[int, int], int]]:
     """``(pattern, special_tokens, merges)`` as minbpe stores them; FormatError if the tokenizer
     does not have minbpe's ids."""
-    if getattr(tok, "encoding", None) is None or getattr(tok, "pattern", None) is None:
-        raise FormatError("minbpe's .model holds a byte-level BPE with a regex; this tokenizer is a pipeline of another kind")
+    from bpekit.formats.tiktoken_file import rank_model
+
+    tok = rank_model(tok)  # FormatError when the tokenizer is no byte-level rank BPE
     ranks: dict[bytes, int] = tok.ranks
     if any(ranks.get(bytes([b])) != b for b in range(256)):
         raise FormatError(

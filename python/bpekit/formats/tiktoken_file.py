@@ -85,14 +85,18 @@ def load(
         explicit_n_vocab = side.get("explicit_n_vocab")
     if pattern is None or special_tokens is None:
         known = _known(data, stem)
+        if known is None and pattern is not None:
+            known = (stem, None)  # a pattern and no specials: a file with none
+            special_tokens = {}
         if known is None:
             raise UsageError(
                 f"{name}: a rank file holds no pattern or special tokens; pass pattern= and special_tokens= "
                 "(or keep the .json sidecar bpekit writes beside it)"
             )
         stem, enc = known
-        pattern = enc._pat_str if pattern is None else pattern
-        special_tokens = dict(enc._special_tokens) if special_tokens is None else special_tokens
+        if enc is not None:
+            pattern = enc._pat_str if pattern is None else pattern
+            special_tokens = dict(enc._special_tokens) if special_tokens is None else special_tokens
     pattern = patterns.resolve_pattern(pattern)
     try:
         core = _core.CoreBPE.from_tiktoken_bytes(data, list(special_tokens.items()), pattern, name)
