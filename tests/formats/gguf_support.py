@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bpekit.formats.gguf import container as c
@@ -25,9 +26,17 @@ def gguf_path(name: str) -> Path:
     return p
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def vocab(name: str) -> GGUFVocab:
     return GGUFVocab.read(gguf_path(name))
+
+
+@functools.cache
+def loaded(name: str) -> Any:
+    """The bpekit Tokenizer of a shared GGUF file, loaded once per test session (read-only use)."""
+    from bpekit.formats import gguf
+
+    return gguf.load(gguf_path(name))
 
 
 def tiny_bpe() -> GGUFVocab:
@@ -51,7 +60,9 @@ def kv_bytes(key: str, vtype: int, payload: bytes) -> bytes:
     return struct.pack("<Q", len(k)) + k + struct.pack("<I", vtype) + payload
 
 
-def gguf_bytes(*kvs: bytes, version: int = 3, tensors: int = 0, kv_count: int | None = None) -> bytes:
+def gguf_bytes(
+    *kvs: bytes, version: int = 3, tensors: int = 0, kv_count: int | None = None
+) -> bytes:
     n = len(kvs) if kv_count is None else kv_count
     return b"GGUF" + struct.pack("<IQQ", version, tensors, n) + b"".join(kvs)
 

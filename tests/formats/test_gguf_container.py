@@ -11,15 +11,27 @@ import pytest
 from bpekit.errors import BpekitError, FormatError, VocabError
 from bpekit.formats.gguf import container as c
 from bpekit.formats.gguf.vocab import GGUFVocab
-from formats.gguf_support import NAMES, gguf_bytes, gguf_path, gstr, kv_bytes, tiny_bpe, vocab
+from formats.gguf_support import (
+    NAMES,
+    gguf_bytes,
+    gguf_path,
+    gstr,
+    kv_bytes,
+    tiny_bpe,
+    vocab,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
-gguf = pytest.importorskip("gguf", reason="the gguf package (bpekit[dev]) is the reference reader/writer")
+gguf = pytest.importorskip(
+    "gguf", reason="the gguf package (bpekit[dev]) is the reference reader/writer"
+)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_shared_file_reads_and_writes_back_byte_for_byte(name: str, tmp_path: Path) -> None:
+def test_every_shared_file_reads_and_writes_back_byte_for_byte(
+    name: str, tmp_path: Path
+) -> None:
     path = gguf_path(name)
     v = vocab(name)
     assert len(v.tokens) > 30000 and v.model in ("gpt2", "llama")
@@ -30,12 +42,20 @@ def test_every_shared_file_reads_and_writes_back_byte_for_byte(name: str, tmp_pa
 def test_tokenizer_keys_of_the_shared_files() -> None:
     # Facts from formats.md §5.9 (counts and ids), read back through GGUFVocab.
     gpt2 = vocab("gpt-2")
-    assert (len(gpt2.tokens), len(gpt2.merges or []), gpt2.pre) == (50257, 50000, "gpt-2")
+    assert (len(gpt2.tokens), len(gpt2.merges or []), gpt2.pre) == (
+        50257,
+        50000,
+        "gpt-2",
+    )
     assert gpt2.special_id("bos") == gpt2.special_id("eos") == 50256
     assert gpt2.merges and gpt2.merges[0] == ("Ġ", "t")
     spm = vocab("llama-spm")
     assert spm.model == "llama" and spm.scores is not None and spm.merges is None
-    assert spm.scores[259] == -1e9 and spm.tokens[259] == "▁▁" and spm.scores[1000] == -741.0
+    assert (
+        spm.scores[259] == -1e9
+        and spm.tokens[259] == "▁▁"
+        and spm.scores[1000] == -741.0
+    )
     assert spm.flags == {"add_bos_token": True, "add_eos_token": False}
     assert spm.token_types is not None and spm.token_types.count(6) == 256
     bpe = vocab("llama-bpe")
@@ -72,10 +92,19 @@ def test_gguf_package_files_read_with_ours(tmp_path: Path) -> None:
     w.close()
     data = path.read_bytes()
     v = GGUFVocab.read(path)
-    assert (v.model, v.tokens, v.scores, v.token_types) == ("llama", ["<unk>", "▁a", "b"], [0.0, -1.0, -2.5], [2, 1, 1])
-    assert v.special_ids == {"unknown_token_id": 0} and v.flags == {"add_bos_token": True}
+    assert (v.model, v.tokens, v.scores, v.token_types) == (
+        "llama",
+        ["<unk>", "▁a", "b"],
+        [0.0, -1.0, -2.5],
+        [2, 1, 1],
+    )
+    assert v.special_ids == {"unknown_token_id": 0} and v.flags == {
+        "add_bos_token": True
+    }
     assert v.file.get("extra.ints") == [1, 2, 3]
-    assert c.serialize(v.to_file()) == data  # byte-exact, including the gguf package's key order
+    assert (
+        c.serialize(v.to_file()) == data
+    )  # byte-exact, including the gguf package's key order
 
 
 HOSTILE = {
@@ -85,17 +114,37 @@ HOSTILE = {
     "huge kv count": gguf_bytes(kv_count=2**62),
     "huge tensor count": gguf_bytes(kv_bytes("k", c.UINT8, b"\x01"), tensors=2**60),
     "huge key": b"GGUF" + struct.pack("<IQQQ", 3, 0, 1, 2**63) + b"k",
-    "huge string": gguf_bytes(kv_bytes("k", c.STRING, struct.pack("<Q", 2**40) + b"abc")),
-    "huge array": gguf_bytes(kv_bytes("k", c.ARRAY, struct.pack("<IQ", c.STRING, 2**60) + gstr("x"))),
-    "huge int array": gguf_bytes(kv_bytes("k", c.ARRAY, struct.pack("<IQ", c.UINT64, 2**61))),
+    "huge string": gguf_bytes(
+        kv_bytes("k", c.STRING, struct.pack("<Q", 2**40) + b"abc")
+    ),
+    "huge array": gguf_bytes(
+        kv_bytes("k", c.ARRAY, struct.pack("<IQ", c.STRING, 2**60) + gstr("x"))
+    ),
+    "huge int array": gguf_bytes(
+        kv_bytes("k", c.ARRAY, struct.pack("<IQ", c.UINT64, 2**61))
+    ),
     "unknown type": gguf_bytes(kv_bytes("k", 77, b"\x00" * 8)),
-    "unknown element type": gguf_bytes(kv_bytes("k", c.ARRAY, struct.pack("<IQ", 99, 1) + b"\x00")),
-    "duplicate key": gguf_bytes(kv_bytes("k", c.UINT8, b"\x01"), kv_bytes("k", c.UINT8, b"\x02")),
+    "unknown element type": gguf_bytes(
+        kv_bytes("k", c.ARRAY, struct.pack("<IQ", 99, 1) + b"\x00")
+    ),
+    "duplicate key": gguf_bytes(
+        kv_bytes("k", c.UINT8, b"\x01"), kv_bytes("k", c.UINT8, b"\x02")
+    ),
     "empty key": gguf_bytes(kv_bytes("", c.UINT8, b"\x01")),
     "bad utf-8": gguf_bytes(kv_bytes("k", c.STRING, gstr("x")[:8] + b"\xff")),
-    "deep arrays": gguf_bytes(kv_bytes("k", c.ARRAY, struct.pack("<IQ", c.ARRAY, 1) * 5 + struct.pack("<IQ", c.UINT8, 0))),
+    "deep arrays": gguf_bytes(
+        kv_bytes(
+            "k",
+            c.ARRAY,
+            struct.pack("<IQ", c.ARRAY, 1) * 5 + struct.pack("<IQ", c.UINT8, 0),
+        )
+    ),
     "truncated array of strings": gguf_bytes(
-        kv_bytes("tokenizer.ggml.tokens", c.ARRAY, struct.pack("<IQ", c.STRING, 3) + gstr("a") + gstr("b"))
+        kv_bytes(
+            "tokenizer.ggml.tokens",
+            c.ARRAY,
+            struct.pack("<IQ", c.STRING, 3) + gstr("a") + gstr("b"),
+        )
     ),
 }
 
@@ -111,8 +160,16 @@ def test_hostile_containers_raise_format_error_quickly(case: str) -> None:
 def _tokenizer_file(**over: bytes) -> bytes:
     parts = {
         "model": kv_bytes("tokenizer.ggml.model", c.STRING, gstr("gpt2")),
-        "tokens": kv_bytes("tokenizer.ggml.tokens", c.ARRAY, struct.pack("<IQ", c.STRING, 2) + gstr("a") + gstr("b")),
-        "merges": kv_bytes("tokenizer.ggml.merges", c.ARRAY, struct.pack("<IQ", c.STRING, 1) + gstr("a b")),
+        "tokens": kv_bytes(
+            "tokenizer.ggml.tokens",
+            c.ARRAY,
+            struct.pack("<IQ", c.STRING, 2) + gstr("a") + gstr("b"),
+        ),
+        "merges": kv_bytes(
+            "tokenizer.ggml.merges",
+            c.ARRAY,
+            struct.pack("<IQ", c.STRING, 1) + gstr("a b"),
+        ),
     }
     parts.update(over)
     return gguf_bytes(*(v for v in parts.values() if v))
@@ -121,24 +178,53 @@ def _tokenizer_file(**over: bytes) -> bytes:
 BAD_TOKENIZERS = {
     "tokens are ints": (
         FormatError,
-        {"tokens": kv_bytes("tokenizer.ggml.tokens", c.ARRAY, struct.pack("<IQ2i", c.INT32, 2, 1, 2))},
+        {
+            "tokens": kv_bytes(
+                "tokenizer.ggml.tokens", c.ARRAY, struct.pack("<IQ2i", c.INT32, 2, 1, 2)
+            )
+        },
     ),
-    "model is an int": (FormatError, {"model": kv_bytes("tokenizer.ggml.model", c.UINT32, struct.pack("<I", 1))}),
-    "unknown model": (FormatError, {"model": kv_bytes("tokenizer.ggml.model", c.STRING, gstr("wordpiece9"))}),
+    "model is an int": (
+        FormatError,
+        {"model": kv_bytes("tokenizer.ggml.model", c.UINT32, struct.pack("<I", 1))},
+    ),
+    "unknown model": (
+        FormatError,
+        {"model": kv_bytes("tokenizer.ggml.model", c.STRING, gstr("wordpiece9"))},
+    ),
     "no tokens": (FormatError, {"tokens": b""}),
     "gpt2 without merges": (FormatError, {"merges": b""}),
     "merge without space": (
         FormatError,
-        {"merges": kv_bytes("tokenizer.ggml.merges", c.ARRAY, struct.pack("<IQ", c.STRING, 1) + gstr("ab"))},
+        {
+            "merges": kv_bytes(
+                "tokenizer.ggml.merges",
+                c.ARRAY,
+                struct.pack("<IQ", c.STRING, 1) + gstr("ab"),
+            )
+        },
     ),
     "short token_type": (
         FormatError,
-        {"types": kv_bytes("tokenizer.ggml.token_type", c.ARRAY, struct.pack("<IQi", c.INT32, 1, 1))},
+        {
+            "types": kv_bytes(
+                "tokenizer.ggml.token_type", c.ARRAY, struct.pack("<IQi", c.INT32, 1, 1)
+            )
+        },
     ),
-    "bos id is a string": (FormatError, {"bos": kv_bytes("tokenizer.ggml.bos_token_id", c.STRING, gstr("1"))}),
+    "bos id is a string": (
+        FormatError,
+        {"bos": kv_bytes("tokenizer.ggml.bos_token_id", c.STRING, gstr("1"))},
+    ),
     "duplicate tokens": (
         VocabError,
-        {"tokens": kv_bytes("tokenizer.ggml.tokens", c.ARRAY, struct.pack("<IQ", c.STRING, 2) + gstr("a") + gstr("a"))},
+        {
+            "tokens": kv_bytes(
+                "tokenizer.ggml.tokens",
+                c.ARRAY,
+                struct.pack("<IQ", c.STRING, 2) + gstr("a") + gstr("a"),
+            )
+        },
     ),
 }
 

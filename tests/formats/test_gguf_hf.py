@@ -15,7 +15,14 @@ import pytest
 from bpekit.formats import gguf
 from bpekit.formats.gguf import container as c
 from bpekit.formats.gguf.to_hf import tokenizer_json
-from formats.gguf_support import BPE_NAMES, corpus_sample, gguf_path, tiny_bpe, vocab
+from formats.gguf_support import (
+    BPE_NAMES,
+    corpus_sample,
+    gguf_path,
+    loaded,
+    tiny_bpe,
+    vocab,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,10 +37,10 @@ EXTRA = [
 ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pair(name: str) -> tuple[Any, Any]:
     """(bpekit tokenizer loaded from the GGUF file, tokenizers on the §5.8 document)."""
-    ours = gguf.load(gguf_path(name))
+    ours = loaded(name)
     ref = tokenizers.Tokenizer.from_str(json.dumps(tokenizer_json(vocab(name))))
     return ours, ref
 
@@ -41,7 +48,9 @@ def pair(name: str) -> tuple[Any, Any]:
 @pytest.mark.parametrize("name", BPE_NAMES)
 def test_gguf_bpe_vocab_matches_tokenizers_on_the_corpora(name: str) -> None:
     ours, ref = pair(name)
-    lines = corpus_sample(stride=1 if FULL else 12, per_file=10**9 if FULL else 8) + EXTRA
+    lines = (
+        corpus_sample(stride=1 if FULL else 12, per_file=10**9 if FULL else 8) + EXTRA
+    )
     for special, sample in ((False, lines), (True, lines[-20:])):
         got = [ours.encode(x, add_special_tokens=special) for x in sample]
         want = [e.ids for e in ref.encode_batch(sample, add_special_tokens=special)]
@@ -60,16 +69,23 @@ def test_gguf_bpe_vocabs_match_tokenizers_on_random_text(text: str) -> None:
 def test_flags_and_test_vectors() -> None:
     # llama.cpp's first test input (formats.md §5.10); llama-bpe adds BOS (pre llama-bpe), gpt-2 adds none,
     # deepseek-llm adds BOS from its add_bos_token key.
-    ids = {n: pair(n)[0].encode("ied 4 ½ months", add_special_tokens=True) for n in BPE_NAMES}
+    ids = {
+        n: pair(n)[0].encode("ied 4 ½ months", add_special_tokens=True)
+        for n in BPE_NAMES
+    }
     assert ids["gpt-2"] == [798, 604, 25208, 1933]
-    assert ids["llama-bpe"][0] == 128000 and ids["llama-bpe"][1:] == pair("llama-bpe")[0].encode("ied 4 ½ months")
+    assert ids["llama-bpe"][0] == 128000 and ids["llama-bpe"][1:] == pair("llama-bpe")[
+        0
+    ].encode("ied 4 ½ months")
     assert ids["deepseek-llm"][0] == 100000 and ids["qwen2"][0] != 151643
 
 
 def test_special_and_user_defined_tokens_are_split_out_first() -> None:
     ours, _ = pair("qwen2")
     assert ours.encode("a<|im_start|>b") == [64, 151644, 65]
-    assert 151700 in ours.encode("x[PAD151700]y")  # USER_DEFINED filler, matched in the text
+    assert 151700 in ours.encode(
+        "x[PAD151700]y"
+    )  # USER_DEFINED filler, matched in the text
     deepseek, _ = pair("deepseek-llm")
     assert 100002 in deepseek.encode("søren")  # deepseek's user-defined 'ø' token
 
@@ -90,7 +106,9 @@ def test_a_hand_built_vocabulary(tmp_path: Path) -> None:
     assert tok.encode("ab ab") == [3, 4]
     assert tok.encode("ab<|eot|>") == [3, 5]
     assert tok.decode([3, 4, 5]) == "ab ab<|eot|>"
-    assert tok.encode("ab", add_special_tokens=True) == [3]  # gpt-2 pre: no BOS by default
+    assert tok.encode("ab", add_special_tokens=True) == [
+        3
+    ]  # gpt-2 pre: no BOS by default
     v.flags = {"add_bos_token": True, "add_eos_token": True}
     path.write_bytes(c.serialize(v.to_file()))
     assert gguf.load(path).encode("ab", add_special_tokens=True) == [5, 3, 5]

@@ -46,9 +46,16 @@ def test_lookup_defaults_and_unknown_names() -> None:
 
 def test_upstream_forms() -> None:
     (llama3,) = llamacpp.upstream_regexes(llamacpp.PRE_TOKENIZERS["llama-bpe"])
-    assert llama3.startswith("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}")
-    assert llamacpp.upstream_regexes(llamacpp.PRE_TOKENIZERS["gpt-4o"]) == (llamacpp.O200K_UPSTREAM,)
-    assert llamacpp.upstream_regexes(llamacpp.PRE_TOKENIZERS["falcon"]) == llamacpp.PRE_TOKENIZERS["falcon"].regexes
+    assert llama3.startswith(
+        "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}"
+    )
+    assert llamacpp.upstream_regexes(llamacpp.PRE_TOKENIZERS["gpt-4o"]) == (
+        llamacpp.O200K_UPSTREAM,
+    )
+    assert (
+        llamacpp.upstream_regexes(llamacpp.PRE_TOKENIZERS["falcon"])
+        == llamacpp.PRE_TOKENIZERS["falcon"].regexes
+    )
     for name in ("afmoe", "kimi-k2"):
         with pytest.raises(FormatError, match="hand-written"):
             llamacpp.upstream_regexes(llamacpp.PRE_TOKENIZERS[name])
@@ -58,7 +65,9 @@ def llamacpp_split(regexes: tuple[str, ...], text: str) -> list[str]:
     """formats.md §5.7: each regex splits every chunk on its own; matches and gaps are kept."""
     chunks = [text]
     for rx in regexes:
-        pat = regex.compile(rx.replace("\\s+$", "\\s+\\Z"))  # `$` is end of text in the engines concerned
+        pat = regex.compile(
+            rx.replace("\\s+$", "\\s+\\Z")
+        )  # `$` is end of text in the engines concerned
         out = []
         for chunk in chunks:
             pos = 0
@@ -83,7 +92,10 @@ def hf_split(pre_doc: dict, text: str) -> list[str]:
     tok = tokenizers.Tokenizer.from_str(json.dumps(doc))
     assert tok.pre_tokenizer is not None
     byte_decoder = {ch: b for b, ch in enumerate(_byte_table())}
-    return [bytes(byte_decoder[ch] for ch in piece).decode("utf-8") for piece, _ in tok.pre_tokenizer.pre_tokenize_str(text)]
+    return [
+        bytes(byte_decoder[ch] for ch in piece).decode("utf-8")
+        for piece, _ in tok.pre_tokenizer.pre_tokenize_str(text)
+    ]
 
 
 def _byte_table() -> list[str]:

@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 from bpekit.errors import FormatError
 from bpekit.formats.gguf import container as c
-from bpekit.formats.gguf.to_spm import from_sentencepiece, model_proto, sentencepiece_bpe
+from bpekit.formats.gguf.to_spm import (
+    from_sentencepiece,
+    model_proto,
+    sentencepiece_bpe,
+)
 from bpekit.formats.gguf.vocab import CONTROL, UNKNOWN, GGUFVocab
 from bpekit.formats.sentencepiece import SentencePieceBPE, SentencePieceModel
 from datapaths import DATA
@@ -20,18 +24,29 @@ from hypothesis import strategies as st
 
 spm = pytest.importorskip("sentencepiece")
 FULL = os.environ.get("BPEKIT_FULL_PARITY", "") not in ("", "0")
-EXTRA = ["ied 4 ½ months", "  two  spaces\n\nand\ttabs  ", "<s> hi </s> <|user|> [PAD32011]", "", " ", "🦙 llama"]
+EXTRA = [
+    "ied 4 ½ months",
+    "  two  spaces\n\nand\ttabs  ",
+    "<s> hi </s> <|user|> [PAD32011]",
+    "",
+    " ",
+    "🦙 llama",
+]
 
 
 def _pair(name: str) -> tuple[SentencePieceBPE, object]:
     v = vocab(name)
-    return sentencepiece_bpe(v), spm.SentencePieceProcessor(model_proto=model_proto(v).SerializeToString())
+    return sentencepiece_bpe(v), spm.SentencePieceProcessor(
+        model_proto=model_proto(v).SerializeToString()
+    )
 
 
 @pytest.mark.parametrize("name", SPM_NAMES)
 def test_gguf_llama_vocab_encodes_like_sentencepiece_on_the_corpora(name: str) -> None:
     ours, ref = _pair(name)
-    lines = corpus_sample(stride=1 if FULL else 9, per_file=10**9 if FULL else 12) + EXTRA
+    lines = (
+        corpus_sample(stride=1 if FULL else 9, per_file=10**9 if FULL else 12) + EXTRA
+    )
     assert len(lines) > 100
     for line in lines:
         assert ours.encode(line) == ref.encode(line), line  # type: ignore[attr-defined]
@@ -63,11 +78,22 @@ def test_llama_cpp_test_vector() -> None:
 def test_phi3_types_are_made_sentencepiece_valid() -> None:
     proto = model_proto(vocab("phi-3"))
     assert proto.pieces[0].type == UNKNOWN  # <unk> is CONTROL in the GGUF
-    assert proto.pieces[32011].type == CONTROL  # a [PAD] filler typed UNKNOWN in the GGUF
-    assert proto.trainer_spec.eos_id == 32000 and proto.trainer_spec.eos_piece == "<|endoftext|>"
+    assert (
+        proto.pieces[32011].type == CONTROL
+    )  # a [PAD] filler typed UNKNOWN in the GGUF
+    assert (
+        proto.trainer_spec.eos_id == 32000
+        and proto.trainer_spec.eos_piece == "<|endoftext|>"
+    )
 
 
-IDENTITY_MODELS = ["bpe_identity_raw_600", "hm_bytefb", "hm_equal_scores", "hm_higher_right", "hm_unused"]
+IDENTITY_MODELS = [
+    "bpe_identity_raw_600",
+    "hm_bytefb",
+    "hm_equal_scores",
+    "hm_higher_right",
+    "hm_unused",
+]
 
 
 @pytest.mark.parametrize("stem", IDENTITY_MODELS)

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from bpekit import Tokenizer, patterns
 from bpekit.errors import FormatError
-from bpekit.formats import gguf, gpt2
+from bpekit.formats import gpt2
 from bpekit.pipeline.models import BPE
 from datapaths import DATA
-from formats.gguf_support import corpus_sample, gguf_path
+from formats.gguf_support import corpus_sample, loaded
 
 RANKS = DATA / "ranks"
 tiktoken = pytest.importorskip("tiktoken")
@@ -31,9 +31,13 @@ def test_pair_loads_as_tiktokens_gpt2(tmp_path: Path) -> None:
 
     tok = gpt2.load(_pair())
     assert tok.encoding is not None and tok.special_tokens == {"<|endoftext|>": 50256}
-    ref = tiktoken_encoding("r50k_base")  # gpt2's ranks are r50k_base's (formats.md §1.1), cheaper to load
+    ref = tiktoken_encoding(
+        "r50k_base"
+    )  # gpt2's ranks are r50k_base's (formats.md §1.1), cheaper to load
     for line in corpus_sample(stride=8, per_file=10) + ["hello <|endoftext|> world"]:
-        assert tok.encode(line, allowed_special="all") == ref.encode(line, allowed_special="all")
+        assert tok.encode(line, allowed_special="all") == ref.encode(
+            line, allowed_special="all"
+        )
 
 
 @pytest.mark.parametrize("source", ["r50k", "gguf"])
@@ -43,7 +47,7 @@ def test_saving_reproduces_openais_files(source: str, tmp_path: Path) -> None:
         tok = Tokenizer.from_file(RANKS / "r50k_base.tiktoken")
     else:
         _pair()
-        tok = gguf.load(gguf_path("gpt-2"))
+        tok = loaded("gpt-2")
     enc_path, bpe_path = gpt2.save(tok, tmp_path / "out")
     assert enc_path.read_bytes() == (RANKS / "encoder.json").read_bytes()
     assert bpe_path.read_bytes() == (RANKS / "vocab.bpe").read_bytes()
@@ -52,19 +56,30 @@ def test_saving_reproduces_openais_files(source: str, tmp_path: Path) -> None:
 def test_other_pairs_read_as_hugging_face_does(tmp_path: Path) -> None:
     # A trained tokenizer numbers byte b as id b, which tiktoken's reader refuses; the pair is then
     # read as Hugging Face's merge-list BPE and must agree with tokenizers on the same files.
-    trained = Tokenizer(pattern=patterns.GPT2, merges=[(b"h", b"e"), (b"he", b"l"), (b" ", b"w"), (b"l", b"o")],
-                        special_tokens=["<|eot|>"])
+    trained = Tokenizer(
+        pattern=patterns.GPT2,
+        merges=[(b"h", b"e"), (b"he", b"l"), (b" ", b"w"), (b"l", b"o")],
+        special_tokens=["<|eot|>"],
+    )
     gpt2.save(trained, tmp_path)
     tok = gpt2.load(tmp_path / "vocab.bpe")
     assert isinstance(tok.model, BPE)
-    ref = tokenizers.Tokenizer(tokenizers.models.BPE.from_file(str(tmp_path / "encoder.json"), str(tmp_path / "vocab.bpe")))
+    ref = tokenizers.Tokenizer(
+        tokenizers.models.BPE.from_file(
+            str(tmp_path / "encoder.json"), str(tmp_path / "vocab.bpe")
+        )
+    )
     ref.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
     for text in ["hello world", "hhe hel lo", "wow  ww", "x"]:
         assert tok.encode(text) == ref.encode(text).ids == trained.encode_ordinary(text)
     assert tok.encode("a<|eot|>") == [97, 260]
     gpt2.save(tok, tmp_path / "again")
-    assert (tmp_path / "again" / "vocab.bpe").read_bytes() == (tmp_path / "vocab.bpe").read_bytes()
-    assert json.loads((tmp_path / "again" / "encoder.json").read_bytes()) == json.loads((tmp_path / "encoder.json").read_bytes())
+    assert (tmp_path / "again" / "vocab.bpe").read_bytes() == (
+        tmp_path / "vocab.bpe"
+    ).read_bytes()
+    assert json.loads((tmp_path / "again" / "encoder.json").read_bytes()) == json.loads(
+        (tmp_path / "encoder.json").read_bytes()
+    )
 
 
 @pytest.mark.parametrize(
@@ -90,12 +105,21 @@ def test_malformed_pairs(encoder: str, bpe: str, match: str, tmp_path: Path) -> 
 def test_what_the_pair_cannot_hold(tmp_path: Path) -> None:
     from bpekit.formats.hf import from_document
 
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    byte_level = {
+        "type": "ByteLevel",
+        "add_prefix_space": False,
+        "trim_offsets": True,
+        "use_regex": True,
+    }
     doc = {
         "normalizer": {"type": "NFC"},
         "pre_tokenizer": byte_level,
         "decoder": byte_level,
-        "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]},
+        "model": {
+            "type": "BPE",
+            "vocab": {"a": 0, "b": 1, "ab": 2},
+            "merges": [["a", "b"]],
+        },
     }
     with pytest.raises(FormatError, match="normalize"):
         gpt2.save(from_document(doc), tmp_path)

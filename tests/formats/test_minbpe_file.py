@@ -36,7 +36,12 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[object,
 
 
 def _lines() -> list[str]:
-    return corpus_sample(stride=10, per_file=10) + [TEXT, "", " ", "hello<|endoftext|>world <|fim|>"]
+    return corpus_sample(stride=10, per_file=10) + [
+        TEXT,
+        "",
+        " ",
+        "hello<|endoftext|>world <|fim|>",
+    ]
 
 
 def test_regex_model_loads_with_minbpe_ids(trained: dict) -> None:
@@ -44,7 +49,9 @@ def test_regex_model_loads_with_minbpe_ids(trained: dict) -> None:
     tok = minbpe_file.load(path)
     assert isinstance(tok, Tokenizer)
     for line in _lines():
-        assert tok.encode(line, allowed_special="all") == ref.encode(line, allowed_special="all"), line
+        assert tok.encode(line, allowed_special="all") == ref.encode(
+            line, allowed_special="all"
+        ), line
         assert tok.decode(tok.encode(line, allowed_special="all")) == line
 
 
@@ -62,7 +69,9 @@ def test_save_is_byte_identical(kind: str, trained: dict, tmp_path: Path) -> Non
     tok = minbpe_file.load(path)
     minbpe_file.save(tok, tmp_path / "again.model")
     assert (tmp_path / "again.model").read_bytes() == path.read_bytes()
-    assert (tmp_path / "again.vocab").read_bytes() == path.with_suffix(".vocab").read_bytes()
+    assert (tmp_path / "again.vocab").read_bytes() == path.with_suffix(
+        ".vocab"
+    ).read_bytes()
     again = minbpe_file.load(tmp_path / "again.model")
     assert [again.encode(x, allowed_special="all") for x in _lines()] == [
         tok.encode(x, allowed_special="all") for x in _lines()
@@ -73,9 +82,14 @@ def test_tokenizers_minbpe_cannot_hold(tmp_path: Path) -> None:
     import bpekit
 
     with pytest.raises(FormatError, match="byte b to id b"):
-        minbpe_file.minbpe_parts(Tokenizer.from_encoding(bpekit.get_encoding("r50k_base")))
+        minbpe_file.minbpe_parts(
+            Tokenizer.from_encoding(bpekit.get_encoding("r50k_base"))
+        )
     with pytest.raises(FormatError, match="whitespace"):
-        minbpe_file.save(Tokenizer(pattern=r"\w+", merges=[], special_tokens={"<a b>": 256}), tmp_path / "x.model")
+        minbpe_file.save(
+            Tokenizer(pattern=r"\w+", merges=[], special_tokens={"<a b>": 256}),
+            tmp_path / "x.model",
+        )
     with pytest.raises(FormatError, match=".model"):
         minbpe_file.save(Tokenizer(pattern=r"\w+", merges=[]), tmp_path / "x.bin")
     assert not (tmp_path / "x.model").exists()

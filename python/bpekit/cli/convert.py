@@ -27,18 +27,38 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="convert a tokenizer file to another format",
         description="Load a tokenizer file (format detected) and write it in another format.",
     )
-    p.add_argument("input", help="tokenizer file (tokenizer.json, .tiktoken, .model, .gguf, encoder.json, bpekit JSON)")
-    p.add_argument("output", help="file to write (for gpt2: a folder, or the encoder.json/vocab.bpe path)")
+    p.add_argument(
+        "input",
+        help="tokenizer file (tokenizer.json, .tiktoken, .model, .gguf, encoder.json, bpekit JSON)",
+    )
+    p.add_argument(
+        "output",
+        help="file to write (for gpt2: a folder, or the encoder.json/vocab.bpe path)",
+    )
     p.add_argument("--to", required=True, choices=TARGETS, help="output format")
-    p.add_argument("--from", dest="source", default=None, help="input format (default: detected)")
-    p.add_argument("--pattern", default=None, help="regex (or family name) for a .tiktoken file without sidecar")
+    p.add_argument(
+        "--from", dest="source", default=None, help="input format (default: detected)"
+    )
+    p.add_argument(
+        "--pattern",
+        default=None,
+        help="regex (or family name) for a .tiktoken file without sidecar",
+    )
     p.set_defaults(run=run_convert)
 
-    p = sub.add_parser("inspect", help="summarise a tokenizer file", description="Describe a tokenizer file.")
+    p = sub.add_parser(
+        "inspect",
+        help="summarise a tokenizer file",
+        description="Describe a tokenizer file.",
+    )
     p.add_argument("file", help="tokenizer file")
-    p.add_argument("--from", dest="source", default=None, help="input format (default: detected)")
+    p.add_argument(
+        "--from", dest="source", default=None, help="input format (default: detected)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--top", type=int, default=5, help="how many longest tokens to list (default 5)")
+    p.add_argument(
+        "--top", type=int, default=5, help="how many longest tokens to list (default 5)"
+    )
     p.set_defaults(run=run_inspect)
 
 
@@ -79,7 +99,9 @@ def _savers() -> dict[str, Callable[[Any, str], Any]]:
 def run_convert(args: argparse.Namespace) -> int:
     tok = _load(args.input, args.source, args.pattern)
     _savers()[args.to](tok, args.output)
-    print(f"{args.input} ({tok.source_format}) -> {args.output} ({args.to}), {tok.vocab_size:,} tokens")
+    print(
+        f"{args.input} ({tok.source_format}) -> {args.output} ({args.to}), {tok.vocab_size:,} tokens"
+    )
     return 0
 
 
@@ -129,15 +151,31 @@ def summary(tok: Any, top: int = 5) -> dict[str, Any]:
         "vocab_size": tok.vocab_size,
         "n_vocab": tok.n_vocab,
         "pattern": getattr(tok, "pattern", None),
-        "normalizer": tok.normalizer.to_json() if getattr(tok, "normalizer", None) is not None else None,
-        "pre_tokenizer": tok.pre_tokenizer.to_json() if getattr(tok, "pre_tokenizer", None) is not None else None,
+        "normalizer": tok.normalizer.to_json()
+        if getattr(tok, "normalizer", None) is not None
+        else None,
+        "pre_tokenizer": tok.pre_tokenizer.to_json()
+        if getattr(tok, "pre_tokenizer", None) is not None
+        else None,
         "special_tokens": dict(sorted(tok.special_tokens.items(), key=lambda x: x[1])),
-        "longest_tokens": [{"id": i, "bytes": len(b), "text": b.decode("utf-8", "replace")} for i, b in ordinary[:top]],
+        "longest_tokens": [
+            {"id": i, "bytes": len(b), "text": b.decode("utf-8", "replace")}
+            for i, b in ordinary[:top]
+        ],
     }
     vocab = getattr(tok, "gguf_vocab", None)
     if vocab is not None:
-        info["gguf"] = {"model": vocab.model, "pre": vocab.pre, "special_ids": vocab.special_ids, "flags": vocab.flags}
-    ids = tok.encode(SAMPLE, add_special_tokens=True) if tok.encoding is None else tok.encode_ordinary(SAMPLE)
+        info["gguf"] = {
+            "model": vocab.model,
+            "pre": vocab.pre,
+            "special_ids": vocab.special_ids,
+            "flags": vocab.flags,
+        }
+    ids = (
+        tok.encode(SAMPLE, add_special_tokens=True)
+        if tok.encoding is None
+        else tok.encode_ordinary(SAMPLE)
+    )
     info["sample"] = {"text": SAMPLE, "ids": ids, "decoded": tok.decode(ids)}
     return info
 
@@ -155,14 +193,20 @@ def run_inspect(args: argparse.Namespace) -> int:
     if info["pattern"]:
         print(f"pattern:        {info['pattern']}")
     elif info["pre_tokenizer"]:
-        print(f"pre-tokenizer:  {json.dumps(info['pre_tokenizer'], ensure_ascii=False)[:300]}")
+        print(
+            f"pre-tokenizer:  {json.dumps(info['pre_tokenizer'], ensure_ascii=False)[:300]}"
+        )
     if info["normalizer"]:
         print(f"normalizer:     {json.dumps(info['normalizer'], ensure_ascii=False)}")
     if "gguf" in info:
         g = info["gguf"]
-        print(f"gguf:           model={g['model']} pre={g['pre']} ids={g['special_ids']} flags={g['flags']}")
+        print(
+            f"gguf:           model={g['model']} pre={g['pre']} ids={g['special_ids']} flags={g['flags']}"
+        )
     specials = list(info["special_tokens"].items())
-    shown = ", ".join(f"{s!r}={i}" for s, i in specials[:8]) + (f", ... ({len(specials)} in all)" if len(specials) > 8 else "")
+    shown = ", ".join(f"{s!r}={i}" for s, i in specials[:8]) + (
+        f", ... ({len(specials)} in all)" if len(specials) > 8 else ""
+    )
     print(f"special tokens: {shown or 'none'}")
     for t in info["longest_tokens"]:
         print(f"longest:        {t['id']:>7}  {t['bytes']:>3} bytes  {t['text']!r}")

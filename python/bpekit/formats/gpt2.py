@@ -41,7 +41,9 @@ def pair_paths(path: str | os.PathLike[str]) -> tuple[Path, Path]:
 def _read(p: Path) -> bytes:
     try:
         if p.stat().st_size > MAX_BYTES:
-            raise FormatError(f"{p} is over {MAX_BYTES} bytes; not a GPT-2 vocabulary file")
+            raise FormatError(
+                f"{p} is over {MAX_BYTES} bytes; not a GPT-2 vocabulary file"
+            )
         return p.read_bytes()
     except OSError as exc:
         raise FormatError(f"cannot read {p}: {exc.strerror or exc}") from None
@@ -61,9 +63,20 @@ def load(path: str | os.PathLike[str], **_: Any) -> Any:
         ranks = rankfiles.data_gym_to_mergeable_bpe_ranks(bpe_raw, encoder_raw)
     except FormatError:
         ranks = None
-    if ranks is not None:  # the check passed: encoder.json = ranks + these two (formats.md §2.3)
-        specials = {k: v for k, v in encoder.items() if k in ("<|endoftext|>", "<|startoftext|>")}
-        enc = Encoding("gpt2", pat_str=patterns.GPT2, mergeable_ranks=ranks, special_tokens=specials)
+    if (
+        ranks is not None
+    ):  # the check passed: encoder.json = ranks + these two (formats.md §2.3)
+        specials = {
+            k: v
+            for k, v in encoder.items()
+            if k in ("<|endoftext|>", "<|startoftext|>")
+        }
+        enc = Encoding(
+            "gpt2",
+            pat_str=patterns.GPT2,
+            mergeable_ranks=ranks,
+            special_tokens=specials,
+        )
         return Tokenizer.from_encoding(enc)
     return _pipeline(encoder, _merges(bpe_raw, bpe_path))
 
@@ -73,8 +86,12 @@ def _encoder(raw: bytes, where: Path) -> dict[str, int]:
         doc = json.loads(raw)
     except (ValueError, RecursionError) as exc:
         raise FormatError(f"{where}: not JSON ({str(exc)[:80]})") from None
-    if not isinstance(doc, dict) or not all(type(v) is int and v >= 0 for v in doc.values()):
-        raise FormatError(f"{where}: encoder.json must be an object of token -> id (int >= 0)")
+    if not isinstance(doc, dict) or not all(
+        type(v) is int and v >= 0 for v in doc.values()
+    ):
+        raise FormatError(
+            f"{where}: encoder.json must be an object of token -> id (int >= 0)"
+        )
     if len(set(doc.values())) != len(doc):
         raise FormatError(f"{where}: two tokens share an id")
     return doc
@@ -86,7 +103,9 @@ def _merges(raw: bytes, where: Path) -> list[tuple[str, str]]:
     except UnicodeDecodeError as exc:
         raise FormatError(f"{where}: not UTF-8 ({exc.reason})") from None
     merges = []
-    for n, line in enumerate(lines[1:-1], start=2):  # GPT-2 drops the header and the last line
+    for n, line in enumerate(
+        lines[1:-1], start=2
+    ):  # GPT-2 drops the header and the last line
         parts = line.split()
         if len(parts) != 2:
             raise FormatError(f"{where}, line {n}: expected two tokens, got {line!r}")
@@ -101,12 +120,29 @@ def _pipeline(encoder: dict[str, int], merges: list[tuple[str, str]]) -> Any:
     from bpekit.pipeline.byte_level import to_bytes
 
     made = {a + b for a, b in merges}
-    specials = [(t, i) for t, i in encoder.items() if t not in made and (len(t) != 1 or to_bytes(t) is None)]
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    specials = [
+        (t, i)
+        for t, i in encoder.items()
+        if t not in made and (len(t) != 1 or to_bytes(t) is None)
+    ]
+    byte_level = {
+        "type": "ByteLevel",
+        "add_prefix_space": False,
+        "trim_offsets": True,
+        "use_regex": True,
+    }
     doc = {
         "version": "1.0",
         "added_tokens": [
-            {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+            {
+                "id": i,
+                "content": t,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
             for t, i in sorted(specials, key=lambda x: x[1])
         ],
         "normalizer": None,
@@ -133,19 +169,32 @@ def files(tok: Any) -> tuple[bytes, bytes]:
         from bpekit.formats.tiktoken_file import ranks_of_document
 
         doc = document(tok)
-        if (doc["model"].get("ignore_merges")) or doc.get("pre_tokenizer", {}).get("type") != "ByteLevel":
-            raise FormatError("GPT-2's file pair holds ByteLevel BPE with GPT-2's regex and no ignore_merges")
-        ranks_of_document(doc)  # the same other checks (no normalizer, only special added tokens, ...)
+        if (doc["model"].get("ignore_merges")) or doc.get("pre_tokenizer", {}).get(
+            "type"
+        ) != "ByteLevel":
+            raise FormatError(
+                "GPT-2's file pair holds ByteLevel BPE with GPT-2's regex and no ignore_merges"
+            )
+        ranks_of_document(
+            doc
+        )  # the same other checks (no normalizer, only special added tokens, ...)
         vocab = dict(doc["model"]["vocab"])
-        merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ", 1)) for m in doc["model"]["merges"]]
+        merges = [
+            tuple(m) if isinstance(m, list) else tuple(m.split(" ", 1))
+            for m in doc["model"]["merges"]
+        ]
         specials = {t["content"]: t["id"] for t in doc.get("added_tokens") or []}
     clash = [t for t in specials if t in vocab and vocab[t] != specials[t]]
     if clash:
-        raise FormatError(f"the special token {clash[0]!r} spells an ordinary token; encoder.json cannot hold both")
+        raise FormatError(
+            f"the special token {clash[0]!r} spells an ordinary token; encoder.json cannot hold both"
+        )
     vocab.update(specials)
     encoder = dict(sorted(vocab.items(), key=lambda x: x[1]))
     if any(" " in a or " " in b for a, b in merges):
-        raise FormatError("vocab.bpe separates the two tokens of a merge with a space; a token here contains one")
+        raise FormatError(
+            "vocab.bpe separates the two tokens of a merge with a space; a token here contains one"
+        )
     bpe = "\n".join([HEADER, *(f"{a} {b}" for a, b in merges)]) + "\n"
     return json.dumps(encoder).encode(), bpe.encode("utf-8")
 

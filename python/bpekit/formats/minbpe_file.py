@@ -36,8 +36,12 @@ def load(path: str | os.PathLike[str], **_: Any) -> Any:
         vocab[idx] = vocab[left] + vocab[right]
         pairs.append((vocab[left], vocab[right]))
     if len(set(vocab.values())) != len(vocab):
-        raise FormatError(f"{os.fspath(path)}: two merges make the same bytes; bpekit ids would not match minbpe's")
-    tok = Tokenizer(pattern=pattern or WHOLE_TEXT, merges=pairs, special_tokens=specials)
+        raise FormatError(
+            f"{os.fspath(path)}: two merges make the same bytes; bpekit ids would not match minbpe's"
+        )
+    tok = Tokenizer(
+        pattern=pattern or WHOLE_TEXT, merges=pairs, special_tokens=specials
+    )
     tok.training = {"source": "minbpe", "basic": not pattern}
     return tok
 
@@ -58,10 +62,14 @@ def minbpe_parts(tok: Any) -> tuple[str, dict[str, int], dict[tuple[int, int], i
     for k, (left, right) in enumerate(tok.merges):
         idx = ranks.get(left + right)
         if idx != 256 + k:
-            raise FormatError(f"minbpe's .model gives merge {k} the id {256 + k}; this tokenizer gives it {idx}")
+            raise FormatError(
+                f"minbpe's .model gives merge {k} the id {256 + k}; this tokenizer gives it {idx}"
+            )
         merges[ranks[left], ranks[right]] = idx
     if len(merges) != len(ranks) - 256:
-        raise FormatError("this tokenizer has tokens that no merge makes; minbpe's .model cannot hold them")
+        raise FormatError(
+            "this tokenizer has tokens that no merge makes; minbpe's .model cannot hold them"
+        )
     pattern = "" if tok.pattern == WHOLE_TEXT else tok.pattern
     return pattern, dict(tok.special_tokens), merges
 
@@ -71,7 +79,9 @@ def save(tok: Any, path: str | os.PathLike[str], *, vocab: bool = True) -> None:
     beside it; both atomically."""
     target = Path(path)
     if target.suffix != ".model":
-        raise FormatError(f"a minbpe model file name ends with '.model', got {str(target)!r}")
+        raise FormatError(
+            f"a minbpe model file name ends with '.model', got {str(target)!r}"
+        )
     pattern, specials, merges = minbpe_parts(tok)
     with tempfile.TemporaryDirectory() as tmp:
         model_file.write_model(os.path.join(tmp, "t.model"), pattern, specials, merges)
@@ -81,7 +91,9 @@ def save(tok: Any, path: str | os.PathLike[str], *, vocab: bool = True) -> None:
             table = {i: bytes([i]) for i in range(256)}
             for (left, right), idx in merges.items():
                 table[idx] = table[left] + table[right]
-            model_file.write_vocab(os.path.join(tmp, "t.vocab"), table, merges, specials)
+            model_file.write_vocab(
+                os.path.join(tmp, "t.vocab"), table, merges, specials
+            )
             listing = Path(tmp, "t.vocab").read_bytes()
     atomic_write(target, data)
     if listing is not None:

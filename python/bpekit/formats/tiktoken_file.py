@@ -33,7 +33,9 @@ def _sidecar(path: str) -> dict[str, Any] | None:
     if not side.is_file():
         return None
     if side.stat().st_size > MAX_SIDECAR_BYTES:
-        raise FormatError(f"{side}: a sidecar over {MAX_SIDECAR_BYTES} bytes is not a bpekit sidecar")
+        raise FormatError(
+            f"{side}: a sidecar over {MAX_SIDECAR_BYTES} bytes is not a bpekit sidecar"
+        )
     try:
         doc = json.loads(side.read_bytes())
     except (ValueError, RecursionError) as exc:
@@ -43,10 +45,15 @@ def _sidecar(path: str) -> dict[str, Any] | None:
         and doc.get("format") == "bpekit-tiktoken-sidecar"
         and isinstance(doc.get("pat_str"), str)
         and isinstance(doc.get("special_tokens"), dict)
-        and all(isinstance(k, str) and type(v) is int and v >= 0 for k, v in doc["special_tokens"].items())
+        and all(
+            isinstance(k, str) and type(v) is int and v >= 0
+            for k, v in doc["special_tokens"].items()
+        )
     )
     if not ok:
-        raise FormatError(f"{side}: not a bpekit tiktoken sidecar (format, pat_str, special_tokens str -> int)")
+        raise FormatError(
+            f"{side}: not a bpekit tiktoken sidecar (format, pat_str, special_tokens str -> int)"
+        )
     return doc
 
 
@@ -64,7 +71,11 @@ def _known(data: bytes, stem: str) -> tuple[str, Any] | None:
 
 
 def load(
-    path: str | os.PathLike[str], *, pattern: str | None = None, special_tokens: dict[str, int] | None = None, **_: Any
+    path: str | os.PathLike[str],
+    *,
+    pattern: str | None = None,
+    special_tokens: dict[str, int] | None = None,
+    **_: Any,
 ) -> Any:
     """The :class:`bpekit.Tokenizer` of a ``.tiktoken`` rank file."""
     from bpekit import _core, patterns
@@ -81,7 +92,9 @@ def load(
     explicit_n_vocab = None
     if side is not None:
         pattern = side["pat_str"] if pattern is None else pattern
-        special_tokens = side["special_tokens"] if special_tokens is None else special_tokens
+        special_tokens = (
+            side["special_tokens"] if special_tokens is None else special_tokens
+        )
         explicit_n_vocab = side.get("explicit_n_vocab")
     if pattern is None or special_tokens is None:
         known = _known(data, stem)
@@ -96,15 +109,23 @@ def load(
         stem, enc = known
         if enc is not None:
             pattern = enc._pat_str if pattern is None else pattern
-            special_tokens = dict(enc._special_tokens) if special_tokens is None else special_tokens
+            special_tokens = (
+                dict(enc._special_tokens) if special_tokens is None else special_tokens
+            )
+    if pattern is None or special_tokens is None:
+        raise UsageError(f"{name}: pass both pattern= and special_tokens=")
     pattern = patterns.resolve_pattern(pattern)
     try:
-        core = _core.CoreBPE.from_tiktoken_bytes(data, list(special_tokens.items()), pattern, name)
+        core = _core.CoreBPE.from_tiktoken_bytes(
+            data, list(special_tokens.items()), pattern, name
+        )
     except ValueError as exc:
         raise FormatError(str(exc)) from None
     enc = Encoding._from_core(stem, pattern, core, dict(special_tokens))
     if explicit_n_vocab is not None and explicit_n_vocab != enc.n_vocab:
-        raise FormatError(f"{name}: the sidecar says {explicit_n_vocab} ids, the file and specials give {enc.n_vocab}")
+        raise FormatError(
+            f"{name}: the sidecar says {explicit_n_vocab} ids, the file and specials give {enc.n_vocab}"
+        )
     return Tokenizer.from_encoding(enc)
 
 
@@ -118,16 +139,27 @@ def rank_model(tok: Any) -> Any:
     from bpekit.encoding import Encoding
     from bpekit.tokenizer import Tokenizer
 
-    return Tokenizer.from_encoding(Encoding("converted", pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials))
+    return Tokenizer.from_encoding(
+        Encoding(
+            "converted", pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials
+        )
+    )
 
 
 def _pattern_of(pre: Any) -> str:
     from bpekit import patterns
     from bpekit.pipeline.fast import KNOWN
 
-    if pre and pre.get("type") == "ByteLevel" and pre.get("use_regex", True) and not pre.get("add_prefix_space"):
+    if (
+        pre
+        and pre.get("type") == "ByteLevel"
+        and pre.get("use_regex", True)
+        and not pre.get("add_prefix_space")
+    ):
         return patterns.GPT2
-    items = pre.get("pretokenizers", []) if pre and pre.get("type") == "Sequence" else []
+    items = (
+        pre.get("pretokenizers", []) if pre and pre.get("type") == "Sequence" else []
+    )
     if (
         len(items) == 2
         and items[0].get("type") == "Split"
@@ -141,32 +173,50 @@ def _pattern_of(pre: Any) -> str:
         rx = items[0]["pattern"]["Regex"]
         if rx in KNOWN:
             return KNOWN[rx]
-        if "$" not in rx and "}+" not in rx:  # where Oniguruma and fancy-regex agree (formats.md §1.3)
+        if (
+            "$" not in rx and "}+" not in rx
+        ):  # where Oniguruma and fancy-regex agree (formats.md §1.3)
             return str(rx)
-        raise FormatError(f"the pattern {rx!r} may split differently under tiktoken's regex engine ($ or {{n,m}}+)")
-    raise FormatError("a rank file holds byte-level BPE split by one regex; this pre-tokenizer is something else")
+        raise FormatError(
+            f"the pattern {rx!r} may split differently under tiktoken's regex engine ($ or {{n,m}}+)"
+        )
+    raise FormatError(
+        "a rank file holds byte-level BPE split by one regex; this pre-tokenizer is something else"
+    )
 
 
-def ranks_of_document(doc: dict[str, Any]) -> tuple[dict[bytes, int], dict[str, int], str]:
+def ranks_of_document(
+    doc: dict[str, Any],
+) -> tuple[dict[bytes, int], dict[str, int], str]:
     """``(ranks, special_tokens, pattern)`` of a ``tokenizer.json`` document rank BPE reproduces."""
     from bpekit.formats.recover import all_splits
     from bpekit.pipeline.byte_level import to_bytes
 
     model = doc.get("model") or {}
-    if model.get("type") != "BPE" or any(model.get(k) for k in ("unk_token", "dropout", "byte_fallback")):
-        raise FormatError("a rank file holds a plain byte-level BPE (no unk token, dropout or byte fallback)")
+    if model.get("type") != "BPE" or any(
+        model.get(k) for k in ("unk_token", "dropout", "byte_fallback")
+    ):
+        raise FormatError(
+            "a rank file holds a plain byte-level BPE (no unk token, dropout or byte fallback)"
+        )
     if model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
         raise FormatError("a rank file has no subword prefix or word suffix")
     if doc.get("normalizer") is not None:
-        raise FormatError(f"a rank file does not normalize text; this tokenizer has a {doc['normalizer'].get('type')!r} normalizer")
+        raise FormatError(
+            f"a rank file does not normalize text; this tokenizer has a {doc['normalizer'].get('type')!r} normalizer"
+        )
     post = doc.get("post_processor")
     if post is not None and post.get("type") != "ByteLevel":
-        raise FormatError("a rank file adds no BOS/EOS tokens; this tokenizer's post-processor does")
+        raise FormatError(
+            "a rank file adds no BOS/EOS tokens; this tokenizer's post-processor does"
+        )
     pattern = _pattern_of(doc.get("pre_tokenizer"))
     added = doc.get("added_tokens") or []
     plain = [t["content"] for t in added if not t["special"]]
     if plain:
-        raise FormatError(f"a rank file has special tokens only; {plain[0]!r} is a non-special added token")
+        raise FormatError(
+            f"a rank file has special tokens only; {plain[0]!r} is a non-special added token"
+        )
     added_ids = {t["id"] for t in added}
     ranks: dict[bytes, int] = {}
     for token, tid in model["vocab"].items():
@@ -174,11 +224,18 @@ def ranks_of_document(doc: dict[str, Any]) -> tuple[dict[bytes, int], dict[str, 
             continue
         data = to_bytes(token)
         if data is None:
-            raise FormatError(f"the vocabulary token {token!r} is not in GGUF/GPT-2's byte alphabet")
+            raise FormatError(
+                f"the vocabulary token {token!r} is not in GGUF/GPT-2's byte alphabet"
+            )
         ranks[data] = tid
-    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ", 1)) for m in model["merges"]]
+    merges = [
+        tuple(m) if isinstance(m, list) else tuple(m.split(" ", 1))
+        for m in model["merges"]
+    ]
     as_bytes = [(to_bytes(a), to_bytes(b)) for a, b in merges]
-    if not (model.get("ignore_merges") and as_bytes == all_splits(ranks)) and not _classic(as_bytes, ranks):
+    if not (
+        model.get("ignore_merges") and as_bytes == all_splits(ranks)
+    ) and not _classic(as_bytes, ranks):
         raise FormatError(
             "rank BPE reproduces this merge list only when merge i makes a new token with a growing id "
             "(or the list is every split of every token with ignore_merges); this one is neither"

@@ -39,9 +39,13 @@ def to_tokenizer(vocab: GGUFVocab) -> Any:
 
         spm = sentencepiece_bpe(vocab)
         tok = Tokenizer(SentencePieceStage(spm), decoder=SentencePieceDecoder(spm))
-        tok.post_processor = _bos_eos_processor(vocab, add_bos_eos(vocab), TemplateProcessing)
+        tok.post_processor = _bos_eos_processor(
+            vocab, add_bos_eos(vocab), TemplateProcessing
+        )
     else:
-        raise FormatError(f"bpekit encodes GGUF 'gpt2' and 'llama' vocabularies, not {vocab.model!r}")
+        raise FormatError(
+            f"bpekit encodes GGUF 'gpt2' and 'llama' vocabularies, not {vocab.model!r}"
+        )
     tok.gguf_vocab = vocab
     return tok
 
@@ -70,7 +74,9 @@ def _bpe_pipeline(vocab: GGUFVocab) -> Any:
     )
 
 
-def _bos_eos_processor(vocab: GGUFVocab, flags: tuple[bool, bool], template: Any) -> Any:
+def _bos_eos_processor(
+    vocab: GGUFVocab, flags: tuple[bool, bool], template: Any
+) -> Any:
     pieces = []
     specials = {}
     for flag, name in zip(flags, ("bos", "eos"), strict=True):
@@ -85,7 +91,12 @@ def _bos_eos_processor(vocab: GGUFVocab, flags: tuple[bool, bool], template: Any
     for name, tok in pieces:
         piece = {"SpecialToken": {"id": tok, "type_id": 0}}
         single.insert(0, piece) if name == "bos" else single.append(piece)
-    doc = {"type": "TemplateProcessing", "single": single, "pair": single, "special_tokens": specials}
+    doc = {
+        "type": "TemplateProcessing",
+        "single": single,
+        "pair": single,
+        "special_tokens": specials,
+    }
     return template.from_json(doc, "GGUF flags")
 
 

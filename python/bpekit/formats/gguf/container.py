@@ -28,14 +28,47 @@ from bpekit.errors import FormatError
 
 MAGIC = b"GGUF"
 # value type -> (struct code, size) for the fixed-size scalars (formats.md §5.1).
-UINT8, INT8, UINT16, INT16, UINT32, INT32, FLOAT32, BOOL, STRING, ARRAY, UINT64, INT64, FLOAT64 = range(13)
+(
+    UINT8,
+    INT8,
+    UINT16,
+    INT16,
+    UINT32,
+    INT32,
+    FLOAT32,
+    BOOL,
+    STRING,
+    ARRAY,
+    UINT64,
+    INT64,
+    FLOAT64,
+) = range(13)
 SCALARS = {
-    UINT8: ("B", 1), INT8: ("b", 1), UINT16: ("H", 2), INT16: ("h", 2), UINT32: ("I", 4), INT32: ("i", 4),
-    FLOAT32: ("f", 4), BOOL: ("?", 1), UINT64: ("Q", 8), INT64: ("q", 8), FLOAT64: ("d", 8),
+    UINT8: ("B", 1),
+    INT8: ("b", 1),
+    UINT16: ("H", 2),
+    INT16: ("h", 2),
+    UINT32: ("I", 4),
+    INT32: ("i", 4),
+    FLOAT32: ("f", 4),
+    BOOL: ("?", 1),
+    UINT64: ("Q", 8),
+    INT64: ("q", 8),
+    FLOAT64: ("d", 8),
 }
 TYPE_NAMES = {
-    UINT8: "UINT8", INT8: "INT8", UINT16: "UINT16", INT16: "INT16", UINT32: "UINT32", INT32: "INT32",
-    FLOAT32: "FLOAT32", BOOL: "BOOL", STRING: "STRING", ARRAY: "ARRAY", UINT64: "UINT64", INT64: "INT64",
+    UINT8: "UINT8",
+    INT8: "INT8",
+    UINT16: "UINT16",
+    INT16: "INT16",
+    UINT32: "UINT32",
+    INT32: "INT32",
+    FLOAT32: "FLOAT32",
+    BOOL: "BOOL",
+    STRING: "STRING",
+    ARRAY: "ARRAY",
+    UINT64: "UINT64",
+    INT64: "INT64",
     FLOAT64: "FLOAT64",
 }
 _MIN_SIZE = {**{t: s for t, (_, s) in SCALARS.items()}, STRING: 8, ARRAY: 12}
@@ -69,14 +102,22 @@ class GGUFFile:
 
 class _Cursor:
     def __init__(self, buf: Any, source: str, endian: str) -> None:
-        self.buf, self.source, self.end, self.pos, self.e = buf, source, len(buf), 0, endian
+        self.buf, self.source, self.end, self.pos, self.e = (
+            buf,
+            source,
+            len(buf),
+            0,
+            endian,
+        )
 
     def fail(self, what: str) -> FormatError:
         return FormatError(f"{self.source}: {what} (at byte {self.pos} of {self.end})")
 
     def need(self, n: int, what: str) -> None:
         if n < 0 or n > self.end - self.pos:
-            raise self.fail(f"{what} needs {n} bytes but only {self.end - self.pos} are left; the file is truncated or corrupt")
+            raise self.fail(
+                f"{what} needs {n} bytes but only {self.end - self.pos} are left; the file is truncated or corrupt"
+            )
 
     def scalar(self, code: str, size: int, what: str) -> Any:
         self.need(size, what)
@@ -92,7 +133,9 @@ class _Cursor:
         try:
             return bytes(raw).decode("utf-8")
         except UnicodeDecodeError as e:
-            raise self.fail(f"{what} is not UTF-8 ({e.reason} at byte {e.start})") from None
+            raise self.fail(
+                f"{what} is not UTF-8 ({e.reason} at byte {e.start})"
+            ) from None
 
     def array(self, what: str, depth: int) -> Value:
         if depth >= MAX_DEPTH:
@@ -101,10 +144,14 @@ class _Cursor:
         count = self.scalar("Q", 8, f"length of {what}")
         if sub not in _MIN_SIZE:
             raise self.fail(f"{what}: unknown array element type {sub}")
-        self.need(count * _MIN_SIZE[sub], f"{what} ({count} elements of {TYPE_NAMES[sub]})")
+        self.need(
+            count * _MIN_SIZE[sub], f"{what} ({count} elements of {TYPE_NAMES[sub]})"
+        )
         if sub in SCALARS:
             code, size = SCALARS[sub]
-            values = list(struct.unpack_from(f"{self.e}{count}{code}", self.buf, self.pos))
+            values = list(
+                struct.unpack_from(f"{self.e}{count}{code}", self.buf, self.pos)
+            )
             self.pos += count * size
             if sub == BOOL:
                 values = [bool(v) for v in values]
@@ -127,7 +174,9 @@ class _Cursor:
             pos += 8
             if n > end - pos:
                 self.pos = pos
-                raise self.fail(f"{what}[{i}] declares {n} bytes but only {end - pos} are left")
+                raise self.fail(
+                    f"{what}[{i}] declares {n} bytes but only {end - pos} are left"
+                )
             try:
                 append(buf[pos : pos + n].decode("utf-8"))
             except UnicodeDecodeError as e:
@@ -154,20 +203,28 @@ def parse(buf: bytes | mmap.mmap | memoryview, source: str = "<bytes>") -> GGUFF
     if isinstance(buf, memoryview):
         buf = bytes(buf)
     if len(buf) < 24 or bytes(buf[:4]) != MAGIC:
-        raise FormatError(f"{source} is not a GGUF file (it does not start with the magic bytes 'GGUF')")
+        raise FormatError(
+            f"{source} is not a GGUF file (it does not start with the magic bytes 'GGUF')"
+        )
     (version,) = struct.unpack_from("<I", buf, 4)
     big = False
     if version not in (2, 3):
         (swapped,) = struct.unpack_from(">I", buf, 4)
         if swapped not in (2, 3):
-            hint = " (version 1 used 32-bit lengths and is not read)" if version == 1 or swapped == 1 else ""
+            hint = (
+                " (version 1 used 32-bit lengths and is not read)"
+                if version == 1 or swapped == 1
+                else ""
+            )
             raise FormatError(f"{source}: unsupported GGUF version {version}{hint}")
         version, big = swapped, True
     cur = _Cursor(buf, source, ">" if big else "<")
     cur.pos = 8
     tensor_count = cur.scalar("Q", 8, "tensor count")
     kv_count = cur.scalar("Q", 8, "KV count")
-    cur.need(kv_count * 12, f"{kv_count} key-value pairs")  # a key length and a type at least
+    cur.need(
+        kv_count * 12, f"{kv_count} key-value pairs"
+    )  # a key length and a type at least
     kv: dict[str, Value] = {}
     for n in range(kv_count):
         key = cur.string(f"key {n}")
@@ -177,8 +234,16 @@ def parse(buf: bytes | mmap.mmap | memoryview, source: str = "<bytes>") -> GGUFF
             raise cur.fail(f"key {key!r} appears twice")
         vtype = cur.scalar("I", 4, f"type of {key!r}")
         kv[key] = cur.value(vtype, repr(key))
-    cur.need(tensor_count * 24, f"{tensor_count} tensor infos")  # name length, dims, type, offset
-    return GGUFFile(version=version, tensor_count=tensor_count, kv=kv, big_endian=big, kv_end=cur.pos)
+    cur.need(
+        tensor_count * 24, f"{tensor_count} tensor infos"
+    )  # name length, dims, type, offset
+    return GGUFFile(
+        version=version,
+        tensor_count=tensor_count,
+        kv=kv,
+        big_endian=big,
+        kv_end=cur.pos,
+    )
 
 
 def read(path: str | os.PathLike[str]) -> GGUFFile:
@@ -188,7 +253,9 @@ def read(path: str | os.PathLike[str]) -> GGUFFile:
         with open(name, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size < 24:
-                raise FormatError(f"{name} is not a GGUF file ({size} bytes, shorter than a GGUF header)")
+                raise FormatError(
+                    f"{name} is not a GGUF file ({size} bytes, shorter than a GGUF header)"
+                )
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
                 return parse(mm, name)
     except OSError as e:
@@ -201,7 +268,9 @@ def _pack(v: Value, e: str, out: list[bytes], what: str) -> None:
         try:
             out.append(struct.pack(e + code, v.value))
         except (struct.error, TypeError) as exc:
-            raise FormatError(f"{what}: {v.value!r} does not fit GGUF type {TYPE_NAMES[v.type]} ({exc})") from None
+            raise FormatError(
+                f"{what}: {v.value!r} does not fit GGUF type {TYPE_NAMES[v.type]} ({exc})"
+            ) from None
     elif v.type == STRING:
         data = v.value.encode("utf-8")
         out.append(struct.pack(e + "Q", len(data)) + data)
@@ -214,7 +283,9 @@ def _pack(v: Value, e: str, out: list[bytes], what: str) -> None:
             try:
                 out.append(struct.pack(f"{e}{len(v.value)}{SCALARS[sub][0]}", *v.value))
             except (struct.error, TypeError) as exc:
-                raise FormatError(f"{what}: an element does not fit GGUF type {TYPE_NAMES[sub]} ({exc})") from None
+                raise FormatError(
+                    f"{what}: an element does not fit GGUF type {TYPE_NAMES[sub]} ({exc})"
+                ) from None
         elif sub == STRING:
             q = struct.Struct(e + "Q").pack
             for s in v.value:
@@ -232,7 +303,9 @@ def serialize(gf: GGUFFile) -> bytes:
     """A vocab-only GGUF file (no tensors): the header and the KV pairs in their order, nothing
     after the last pair, as llama.cpp's ``ggml-vocab-*.gguf`` files are laid out."""
     if gf.tensor_count:
-        raise FormatError("bpekit writes vocab-only GGUF files; this one declares tensors")
+        raise FormatError(
+            "bpekit writes vocab-only GGUF files; this one declares tensors"
+        )
     e = ">" if gf.big_endian else "<"
     out = [MAGIC, struct.pack(e + "IQQ", gf.version, 0, len(gf.kv))]
     for key, v in gf.kv.items():

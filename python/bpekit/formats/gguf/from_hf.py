@@ -22,7 +22,12 @@ from typing import Any
 from bpekit.errors import FormatError
 from bpekit.formats import llamacpp
 from bpekit.formats.gguf import container as c
-from bpekit.formats.gguf.to_hf import IGNORE_MERGES_KEY, NFC_PRE_NAMES, PRE_REGEXES_KEY, pre_tokenizer
+from bpekit.formats.gguf.to_hf import (
+    IGNORE_MERGES_KEY,
+    NFC_PRE_NAMES,
+    PRE_REGEXES_KEY,
+    pre_tokenizer,
+)
 from bpekit.formats.gguf.vocab import CONTROL, NORMAL, UNUSED, USER_DEFINED, GGUFVocab
 from bpekit.tokenizer_export import onig_pattern
 
@@ -33,12 +38,24 @@ CLOSEST = {"CL100K": "dbrx", "GPT2": "gpt-2"}
 def _regex_list(pre: Any) -> tuple[tuple[str, ...], bool]:
     """``(regexes, gpt2_byte_level)`` of a byte-level pre-tokenizer document."""
     if pre is None:
-        raise FormatError("GGUF 'gpt2' vocabularies are byte-level; this tokenizer has no pre-tokenizer")
-    if pre.get("type") == "ByteLevel" and pre.get("use_regex", True) and not pre.get("add_prefix_space"):
+        raise FormatError(
+            "GGUF 'gpt2' vocabularies are byte-level; this tokenizer has no pre-tokenizer"
+        )
+    if (
+        pre.get("type") == "ByteLevel"
+        and pre.get("use_regex", True)
+        and not pre.get("add_prefix_space")
+    ):
         return (llamacpp.GPT2,), True
     items = pre.get("pretokenizers", []) if pre.get("type") == "Sequence" else []
-    if not items or items[-1].get("type") != "ByteLevel" or items[-1].get("add_prefix_space"):
-        raise FormatError(f"llama.cpp cannot express the pre-tokenizer {pre.get('type')!r} (it needs regex splits then ByteLevel)")
+    if (
+        not items
+        or items[-1].get("type") != "ByteLevel"
+        or items[-1].get("add_prefix_space")
+    ):
+        raise FormatError(
+            f"llama.cpp cannot express the pre-tokenizer {pre.get('type')!r} (it needs regex splits then ByteLevel)"
+        )
     regexes: list[str] = []
     for item in items[:-1]:
         if item.get("type") == "Digits" and item.get("individual_digits"):
@@ -51,7 +68,9 @@ def _regex_list(pre: Any) -> tuple[tuple[str, ...], bool]:
         ):
             regexes.append(item["pattern"]["Regex"])
         else:
-            raise FormatError(f"llama.cpp cannot express the pre-tokenizer step {item.get('type')!r} {item.get('behavior', '')}")
+            raise FormatError(
+                f"llama.cpp cannot express the pre-tokenizer step {item.get('type')!r} {item.get('behavior', '')}"
+            )
     if items[-1].get("use_regex", True):
         regexes.append(llamacpp.GPT2)
     return tuple(regexes), False
@@ -72,7 +91,9 @@ def _pre_name(regexes: tuple[str, ...], nfc: bool) -> tuple[str, bool]:
     from bpekit import patterns
 
     for const, name in CLOSEST.items():
-        if regexes == (onig_pattern(getattr(patterns, const)),) or regexes == (getattr(patterns, const),):
+        if regexes == (onig_pattern(getattr(patterns, const)),) or regexes == (
+            getattr(patterns, const),
+        ):
             return name, False
     return "default", False
 
@@ -104,31 +125,53 @@ def vocab_from_document(doc: dict[str, Any], architecture: str = "gpt2") -> GGUF
     """The GGUF ``gpt2`` vocabulary of a ``tokenizer.json`` document."""
     model = doc.get("model") or {}
     if model.get("type") != "BPE":
-        raise FormatError(f"GGUF 'gpt2' vocabularies hold BPE models, not {model.get('type')!r}")
-    for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix", "dropout"):
+        raise FormatError(
+            f"GGUF 'gpt2' vocabularies hold BPE models, not {model.get('type')!r}"
+        )
+    for key in (
+        "unk_token",
+        "continuing_subword_prefix",
+        "end_of_word_suffix",
+        "dropout",
+    ):
         if model.get(key):
-            raise FormatError(f"llama.cpp's BPE has no {key} (this tokenizer sets it to {model[key]!r})")
+            raise FormatError(
+                f"llama.cpp's BPE has no {key} (this tokenizer sets it to {model[key]!r})"
+            )
     if model.get("byte_fallback"):
-        raise FormatError("llama.cpp's byte-level BPE has no byte fallback (this tokenizer uses it)")
+        raise FormatError(
+            "llama.cpp's byte-level BPE has no byte fallback (this tokenizer uses it)"
+        )
     norm = doc.get("normalizer")
     if norm is not None and norm.get("type") != "NFC":
-        raise FormatError(f"llama.cpp does not normalize text; this tokenizer has a {norm.get('type')!r} normalizer")
+        raise FormatError(
+            f"llama.cpp does not normalize text; this tokenizer has a {norm.get('type')!r} normalizer"
+        )
     regexes, _ = _regex_list(doc.get("pre_tokenizer"))
     name, exact = _pre_name(regexes, norm is not None)
     ignore = bool(model.get("ignore_merges"))
     pre = llamacpp.PRE_TOKENIZERS[name]
-    ids: dict[int, tuple[str, int]] = {i: (t, NORMAL) for t, i in model["vocab"].items()}
+    ids: dict[int, tuple[str, int]] = {
+        i: (t, NORMAL) for t, i in model["vocab"].items()
+    }
     for t in doc.get("added_tokens") or []:
         ids[t["id"]] = (t["content"], CONTROL if t["special"] else USER_DEFINED)
     n = max(ids, default=-1) + 1
     tokens = [ids.get(i, (f"[PAD{i}]", UNUSED)) for i in range(n)]
-    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ", 1)) for m in model["merges"]]
+    merges = [
+        tuple(m) if isinstance(m, list) else tuple(m.split(" ", 1))
+        for m in model["merges"]
+    ]
     bad = [m for m in merges if " " in m[0][1:] or " " in m[1]]
     if bad:
-        raise FormatError(f"GGUF merges are 'left right' strings; the merge {bad[0]!r} has a space in a token")
+        raise FormatError(
+            f"GGUF merges are 'left right' strings; the merge {bad[0]!r} has a space in a token"
+        )
     bos, eos, ok = _bos_eos(doc.get("post_processor"))
     if not ok:
-        raise FormatError("llama.cpp adds at most a BOS and an EOS token; this post-processor does more")
+        raise FormatError(
+            "llama.cpp adds at most a BOS and an EOS token; this post-processor does more"
+        )
     vocab = GGUFVocab(
         model="gpt2",
         pre=name,
@@ -145,5 +188,7 @@ def vocab_from_document(doc: dict[str, Any], architecture: str = "gpt2") -> GGUF
         vocab.file.kv[PRE_REGEXES_KEY] = c.Value(c.ARRAY, list(regexes), c.STRING)
     if ignore != bool(pre.flags.get("ignore_merges", False)):
         vocab.file.kv[IGNORE_MERGES_KEY] = c.Value(c.BOOL, ignore)
-    pre_tokenizer(pre)  # the name chosen must itself convert back (byte-level, regex form)
+    pre_tokenizer(
+        pre
+    )  # the name chosen must itself convert back (byte-level, regex form)
     return vocab

@@ -35,7 +35,12 @@ PRE_REGEXES_KEY = "tokenizer.bpekit.pre_regexes"
 IGNORE_MERGES_KEY = "tokenizer.bpekit.ignore_merges"
 # Pre names whose upstream Hugging Face tokenizer normalizes with NFC (formats.md §5.8).
 NFC_PRE_NAMES = frozenset({"qwen2", "mpt", "command-r"})
-_BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+_BYTE_LEVEL = {
+    "type": "ByteLevel",
+    "add_prefix_space": False,
+    "trim_offsets": True,
+    "use_regex": True,
+}
 
 
 def add_bos_eos(vocab: GGUFVocab) -> tuple[bool, bool]:
@@ -45,14 +50,20 @@ def add_bos_eos(vocab: GGUFVocab) -> tuple[bool, bool]:
     else:
         _, pre = llamacpp.lookup(vocab.pre, vocab.model)
         bos_default = pre.flags.get("add_bos", vocab.model == "gemma4")
-    return vocab.flags.get("add_bos_token", bos_default), vocab.flags.get("add_eos_token", False)
+    return vocab.flags.get("add_bos_token", bos_default), vocab.flags.get(
+        "add_eos_token", False
+    )
 
 
-def pre_tokenizer(pre: llamacpp.Pre, regexes: tuple[str, ...] | None = None) -> dict[str, Any]:
+def pre_tokenizer(
+    pre: llamacpp.Pre, regexes: tuple[str, ...] | None = None
+) -> dict[str, Any]:
     """The HF pre-tokenizer for a byte-level llama.cpp pre-tokenizer entry (or for an explicit
     regex list, as ``tokenizer.bpekit.pre_regexes`` gives one)."""
     if not pre.byte_encode:
-        raise FormatError(f"pre-tokenizer type {pre.type} is not byte-level; only byte-level GGUF BPE is converted")
+        raise FormatError(
+            f"pre-tokenizer type {pre.type} is not byte-level; only byte-level GGUF BPE is converted"
+        )
     if regexes is None:
         if llamacpp.is_gpt2_regex_only(pre):
             return dict(_BYTE_LEVEL)
@@ -63,9 +74,18 @@ def pre_tokenizer(pre: llamacpp.Pre, regexes: tuple[str, ...] | None = None) -> 
     elif regexes == (llamacpp.GPT2,):
         return dict(_BYTE_LEVEL)
     splits: list[dict[str, Any]] = [
-        {"type": "Split", "pattern": {"Regex": rx}, "behavior": "Isolated", "invert": False} for rx in regexes
+        {
+            "type": "Split",
+            "pattern": {"Regex": rx},
+            "behavior": "Isolated",
+            "invert": False,
+        }
+        for rx in regexes
     ]
-    return {"type": "Sequence", "pretokenizers": [*splits, {**_BYTE_LEVEL, "use_regex": False}]}
+    return {
+        "type": "Sequence",
+        "pretokenizers": [*splits, {**_BYTE_LEVEL, "use_regex": False}],
+    }
 
 
 def _post_processor(vocab: GGUFVocab) -> dict[str, Any]:
@@ -116,20 +136,28 @@ def _added_tokens(vocab: GGUFVocab) -> list[dict[str, Any]]:
 def tokenizer_json(vocab: GGUFVocab) -> dict[str, Any]:
     """The ``tokenizer.json`` document (HF key order) equivalent to a GGUF ``gpt2`` vocabulary."""
     if vocab.model != "gpt2":
-        raise FormatError(f"only GGUF 'gpt2' (byte-level BPE) vocabularies convert to tokenizer.json, not {vocab.model!r}")
+        raise FormatError(
+            f"only GGUF 'gpt2' (byte-level BPE) vocabularies convert to tokenizer.json, not {vocab.model!r}"
+        )
     name, pre = llamacpp.lookup(vocab.pre, vocab.model)
     merges = vocab.merges or []
     regexes = vocab.file.get(PRE_REGEXES_KEY)
-    if regexes is not None and not (isinstance(regexes, list) and all(isinstance(r, str) for r in regexes)):
+    if regexes is not None and not (
+        isinstance(regexes, list) and all(isinstance(r, str) for r in regexes)
+    ):
         raise FormatError(f"{PRE_REGEXES_KEY} must be an array of strings")
-    ignore_merges = vocab.file.get(IGNORE_MERGES_KEY, pre.flags.get("ignore_merges", False))
+    ignore_merges = vocab.file.get(
+        IGNORE_MERGES_KEY, pre.flags.get("ignore_merges", False)
+    )
     return {
         "version": "1.0",
         "truncation": None,
         "padding": None,
         "added_tokens": _added_tokens(vocab),
         "normalizer": {"type": "NFC"} if name in NFC_PRE_NAMES else None,
-        "pre_tokenizer": pre_tokenizer(pre, None if regexes is None else tuple(regexes)),
+        "pre_tokenizer": pre_tokenizer(
+            pre, None if regexes is None else tuple(regexes)
+        ),
         "post_processor": _post_processor(vocab),
         "decoder": dict(_BYTE_LEVEL),
         "model": {

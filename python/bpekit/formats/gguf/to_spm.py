@@ -21,22 +21,40 @@ from typing import Any
 from bpekit.errors import FormatError
 from bpekit.formats.gguf import container as c
 from bpekit.formats.gguf.vocab import BYTE, CONTROL, NORMAL, UNKNOWN, GGUFVocab
-from bpekit.formats.sentencepiece import ModelProto, SentencePieceBPE, SentencePieceModel
+from bpekit.formats.sentencepiece import (
+    ModelProto,
+    SentencePieceBPE,
+    SentencePieceModel,
+)
 
-_SPECIALS = (("unk", "unknown_token_id"), ("bos", "bos_token_id"), ("eos", "eos_token_id"), ("pad", "padding_token_id"))
+_SPECIALS = (
+    ("unk", "unknown_token_id"),
+    ("bos", "bos_token_id"),
+    ("eos", "eos_token_id"),
+    ("pad", "padding_token_id"),
+)
 
 
 def model_proto(vocab: GGUFVocab) -> Any:
     """The ``ModelProto`` equivalent to a GGUF ``llama`` vocabulary."""
     if vocab.model != "llama":
-        raise FormatError(f"only GGUF 'llama' (SentencePiece) vocabularies convert to a SentencePiece model, not {vocab.model!r}")
+        raise FormatError(
+            f"only GGUF 'llama' (SentencePiece) vocabularies convert to a SentencePiece model, not {vocab.model!r}"
+        )
     if vocab.scores is None:
-        raise FormatError("a GGUF 'llama' vocabulary needs tokenizer.ggml.scores (the merge priorities)")
+        raise FormatError(
+            "a GGUF 'llama' vocabulary needs tokenizer.ggml.scores (the merge priorities)"
+        )
     unk = vocab.special_id("unknown")
     if unk is None:
-        unk = next((i for i in range(len(vocab.tokens)) if vocab.token_type(i) == UNKNOWN), None)
+        unk = next(
+            (i for i in range(len(vocab.tokens)) if vocab.token_type(i) == UNKNOWN),
+            None,
+        )
     if unk is None:
-        raise FormatError("the vocabulary has no unknown token (no unknown_token_id and no UNKNOWN-typed token)")
+        raise FormatError(
+            "the vocabulary has no unknown token (no unknown_token_id and no UNKNOWN-typed token)"
+        )
     proto = ModelProto()
     has_bytes = False
     for i, (tok, score) in enumerate(zip(vocab.tokens, vocab.scores, strict=True)):
@@ -55,7 +73,13 @@ def model_proto(vocab: GGUFVocab) -> Any:
     spec.model_type = 2  # BPE
     if has_bytes:
         spec.byte_fallback = True
-    ids = {"unk": unk, **{name: vocab.special_id(key[: -len("_token_id")]) for name, key in _SPECIALS[1:]}}
+    ids = {
+        "unk": unk,
+        **{
+            name: vocab.special_id(key[: -len("_token_id")])
+            for name, key in _SPECIALS[1:]
+        },
+    }
     for name, tid in ids.items():
         setattr(spec, f"{name}_id", -1 if tid is None else tid)
         if tid is not None:
@@ -77,10 +101,14 @@ def sentencepiece_bpe(vocab: GGUFVocab) -> SentencePieceBPE:
     return SentencePieceBPE(sentencepiece_model(vocab))
 
 
-def from_sentencepiece(model: SentencePieceModel, add_bos: bool = True, add_eos: bool = False) -> GGUFVocab:
+def from_sentencepiece(
+    model: SentencePieceModel, add_bos: bool = True, add_eos: bool = False
+) -> GGUFVocab:
     """The GGUF tokenizer keys llama.cpp's converter writes for a SentencePiece BPE model."""
     if model.model_type != "BPE":
-        raise FormatError(f"llama.cpp's 'llama' vocabulary is SentencePiece BPE; this model is {model.model_type}")
+        raise FormatError(
+            f"llama.cpp's 'llama' vocabulary is SentencePiece BPE; this model is {model.model_type}"
+        )
     proto = model.to_proto()
     spec, norm = proto.trainer_spec, proto.normalizer_spec
     if norm.precompiled_charsmap:
@@ -94,7 +122,9 @@ def from_sentencepiece(model: SentencePieceModel, add_bos: bool = True, add_eos:
             "'llama' vocabularies never do"
         )
     if spec.treat_whitespace_as_suffix:
-        raise FormatError("a GGUF 'llama' vocabulary cannot hold treat_whitespace_as_suffix (llama.cpp prefixes spaces)")
+        raise FormatError(
+            "a GGUF 'llama' vocabulary cannot hold treat_whitespace_as_suffix (llama.cpp prefixes spaces)"
+        )
     vocab = GGUFVocab(
         model="llama",
         pre="default",

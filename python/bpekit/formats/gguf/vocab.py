@@ -27,10 +27,31 @@ FLAG_KEYS = (
     "add_bos_token", "add_eos_token", "add_sep_token", "add_space_prefix", "remove_extra_whitespaces",
     "normalizer.lowercase", "normalizer.strip_accents",
 )  # fmt: skip
-MODELS = ("llama", "gpt2", "bert", "t5", "gemma4", "rwkv", "plamo2", "hybriddna", "whitespace", "test", "no_vocab", "none")
+MODELS = (
+    "llama",
+    "gpt2",
+    "bert",
+    "t5",
+    "gemma4",
+    "rwkv",
+    "plamo2",
+    "hybriddna",
+    "whitespace",
+    "test",
+    "no_vocab",
+    "none",
+)
 # token_type values (formats.md §5.3): the SentencePiece numbering.
 UNDEFINED, NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = range(7)
-TYPE_NAMES = ("UNDEFINED", "NORMAL", "UNKNOWN", "CONTROL", "USER_DEFINED", "UNUSED", "BYTE")
+TYPE_NAMES = (
+    "UNDEFINED",
+    "NORMAL",
+    "UNKNOWN",
+    "CONTROL",
+    "USER_DEFINED",
+    "UNUSED",
+    "BYTE",
+)
 
 
 @dataclass
@@ -70,17 +91,30 @@ class GGUFVocab:
 
     @classmethod
     def from_file(cls, gf: c.GGUFFile, source: str = "<gguf>") -> GGUFVocab:
-        def get(key: str, vtype: int, sub: int | tuple[int, ...] | None = None, required: bool = False) -> object:
+        def get(
+            key: str,
+            vtype: int,
+            sub: int | tuple[int, ...] | None = None,
+            required: bool = False,
+        ) -> object:
             v = gf.kv.get(PREFIX + key)
             if v is None:
                 if required:
-                    raise FormatError(f"{source}: no {PREFIX}{key} key; this GGUF file holds no tokenizer")
+                    raise FormatError(
+                        f"{source}: no {PREFIX}{key} key; this GGUF file holds no tokenizer"
+                    )
                 return None
             subs = sub if isinstance(sub, tuple) else (sub,)
             if v.type != vtype or (vtype == c.ARRAY and v.sub_type not in subs):
-                want = c.TYPE_NAMES[vtype] + (f"[{'|'.join(c.TYPE_NAMES[s] for s in subs)}]" if sub is not None else "")
+                want = c.TYPE_NAMES[vtype] + (
+                    f"[{'|'.join(c.TYPE_NAMES[s] for s in subs)}]"
+                    if sub is not None
+                    else ""
+                )
                 got = c.TYPE_NAMES.get(v.type, str(v.type)) + (
-                    f"[{c.TYPE_NAMES.get(v.sub_type, v.sub_type)}]" if v.type == c.ARRAY else ""
+                    f"[{c.TYPE_NAMES.get(v.sub_type, v.sub_type)}]"
+                    if v.type == c.ARRAY
+                    else ""
                 )
                 raise FormatError(f"{source}: {PREFIX}{key} must be {want}, got {got}")
             return v.value
@@ -96,11 +130,15 @@ class GGUFVocab:
         scores = get("scores", c.ARRAY, (c.FLOAT32, c.INT32))
         for name, arr in (("token_type", types), ("scores", scores)):
             if arr is not None and len(arr) < n:  # type: ignore[arg-type]
-                raise FormatError(f"{source}: {PREFIX}{name} has {len(arr)} entries for {n} tokens")  # type: ignore[arg-type]
+                raise FormatError(
+                    f"{source}: {PREFIX}{name} has {len(arr)} entries for {n} tokens"
+                )  # type: ignore[arg-type]
         raw_merges = get("merges", c.ARRAY, c.STRING)
         merges = None if raw_merges is None else _split_merges(raw_merges, source)  # type: ignore[arg-type]
         pre = get("pre", c.STRING)
-        special_ids = {k: get(k, c.UINT32) for k in SPECIAL_ID_KEYS if PREFIX + k in gf.kv}
+        special_ids = {
+            k: get(k, c.UINT32) for k in SPECIAL_ID_KEYS if PREFIX + k in gf.kv
+        }
         flags = {k: get(k, c.BOOL) for k in FLAG_KEYS if PREFIX + k in gf.kv}
         vocab = cls(
             model=model,
@@ -123,9 +161,17 @@ class GGUFVocab:
         for i, t in enumerate(self.tokens):
             j = index.setdefault(t, i)
             if j != i:
-                raise VocabError(f"{source}: token {t!r} appears twice (ids {j} and {i}); llama.cpp refuses such a vocabulary")
-        if self.model in ("gpt2", "gemma4") and self.merges is None and self.pre != "kimi-k2":
-            raise FormatError(f"{source}: a {self.model!r} tokenizer needs {PREFIX}merges")
+                raise VocabError(
+                    f"{source}: token {t!r} appears twice (ids {j} and {i}); llama.cpp refuses such a vocabulary"
+                )
+        if (
+            self.model in ("gpt2", "gemma4")
+            and self.merges is None
+            and self.pre != "kimi-k2"
+        ):
+            raise FormatError(
+                f"{source}: a {self.model!r} tokenizer needs {PREFIX}merges"
+            )
 
     def to_file(self) -> c.GGUFFile:
         """The GGUF KV pairs: the file's own pairs in order, the tokenizer keys updated from the
@@ -143,15 +189,35 @@ class GGUFVocab:
         put("tokens", c.Value(c.ARRAY, list(self.tokens), c.STRING))
         old_scores = self.file.kv.get(PREFIX + "scores")
         score_type = old_scores.sub_type if old_scores is not None else c.FLOAT32
-        put("scores", None if self.scores is None else c.Value(c.ARRAY, _scores(self.scores, score_type), score_type))
-        put("token_type", None if self.token_types is None else c.Value(c.ARRAY, list(self.token_types), c.INT32))
+        put(
+            "scores",
+            None
+            if self.scores is None
+            else c.Value(c.ARRAY, _scores(self.scores, score_type), score_type),
+        )
+        put(
+            "token_type",
+            None
+            if self.token_types is None
+            else c.Value(c.ARRAY, list(self.token_types), c.INT32),
+        )
         merges = None if self.merges is None else [f"{a} {b}" for a, b in self.merges]
         put("merges", None if merges is None else c.Value(c.ARRAY, merges, c.STRING))
         for k in SPECIAL_ID_KEYS:
-            put(k, c.Value(c.UINT32, self.special_ids[k]) if k in self.special_ids else None)
+            put(
+                k,
+                c.Value(c.UINT32, self.special_ids[k])
+                if k in self.special_ids
+                else None,
+            )
         for k in FLAG_KEYS:
             put(k, c.Value(c.BOOL, self.flags[k]) if k in self.flags else None)
-        return c.GGUFFile(version=self.file.version, tensor_count=0, kv=kv, big_endian=self.file.big_endian)
+        return c.GGUFFile(
+            version=self.file.version,
+            tensor_count=0,
+            kv=kv,
+            big_endian=self.file.big_endian,
+        )
 
 
 def _scores(scores: list[float], sub: int | None) -> list[float] | list[int]:
@@ -164,6 +230,8 @@ def _split_merges(merges: list[str], source: str) -> list[tuple[str, str]]:
     for i, m in enumerate(merges):
         cut = m.find(" ", 1)
         if cut < 0:
-            raise FormatError(f"{source}: merge {i} ({m!r}) is not two tokens separated by a space")
+            raise FormatError(
+                f"{source}: merge {i} ({m!r}) is not two tokens separated by a space"
+            )
         out.append((m[:cut], m[cut + 1 :]))
     return out
