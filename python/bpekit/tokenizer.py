@@ -107,6 +107,7 @@ class Tokenizer:
     ) -> None:
         self.source_format: str | None = None
         self.source_document: Any = None  # what a loader read, to re-save unchanged parts byte-exactly
+        self.hf_layout: tuple[int | None, bool, bool] | None = None  # JSON layout of a loaded tokenizer.json
         self.encoding: Encoding | None = None
         if model is None:
             if pattern is None or merges is None:
@@ -155,6 +156,7 @@ class Tokenizer:
         """The rank model of a bpekit (tiktoken-compatible) ``Encoding``: same pattern, ranks, specials."""
         self = cls.__new__(cls)
         self.source_format, self.source_document, self.pattern_name, self.training = None, None, None, {}
+        self.hf_layout = None
         self._merges = None
         self._init_ranks(encoding._mergeable_ranks, dict(encoding._special_tokens), encoding._pat_str,
                          encoding.name, encoding)
