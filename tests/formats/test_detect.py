@@ -5,12 +5,10 @@ back in the format it came from (or the one asked for)."""
 from __future__ import annotations
 
 import pytest
-
 from bpekit import Tokenizer
 from bpekit.errors import FormatError, UsageError
 from bpekit.formats.detect import FORMATS, detect
 from bpekit.train import train
-
 from datapaths import DATA
 
 TEXT = ["the cat sat on the mat. " * 20, "low lower lowest newer wider " * 20]

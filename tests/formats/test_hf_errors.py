@@ -8,7 +8,6 @@ import copy
 import json
 
 import pytest
-
 from bpekit import Tokenizer
 from bpekit.errors import FormatError, VocabError
 from bpekit.formats.hf import from_document, load

@@ -7,17 +7,15 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from bpekit import Tokenizer
+from bpekit.patterns import PATTERNS
 from bpekit.pipeline import pre_tokenizers
 from bpekit.pipeline.byte_level import to_chars
 from bpekit.pipeline.fast import core_splitter
 from bpekit.tokenizer_export import onig_pattern
-from bpekit.patterns import PATTERNS
-
 from datapaths import DATA, corpus_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 NEOX = DATA / "hf" / "gpt-neox-20b.tokenizer.json"
 FULL = os.environ.get("BPEKIT_FULL_PARITY") == "1"

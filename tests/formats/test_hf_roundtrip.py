@@ -8,10 +8,8 @@ import json
 import os
 
 import pytest
-
 from bpekit import Encoding, Tokenizer, get_encoding
 from bpekit.pipeline import decoders
-
 from datapaths import DATA
 from peers import tiktoken_encoding
 
