@@ -97,9 +97,17 @@ def table(rows: Sequence[Measure]) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
-def format_table(rows: Sequence[Measure]) -> str:
-    """:func:`table` as aligned plain text."""
-    header, body = table(rows)
+def compact_table(rows: Sequence[Measure]) -> tuple[list[str], list[list[str]]]:
+    """(header, cells): one row per text, the bytes per token of each tokenizer."""
+    names = list(dict.fromkeys(r.tokenizer for r in rows))
+    cell = {(r.tokenizer, r.text): r for r in rows}
+    body = [[t, *(f"{cell[(n, t)].bytes_per_token:.2f}" for n in names)] for t in dict.fromkeys(r.text for r in rows)]
+    return ["bytes per token", *names], body
+
+
+def format_table(rows: Sequence[Measure], *, compact: bool = False) -> str:
+    """:func:`table` (or :func:`compact_table`) as aligned plain text."""
+    header, body = compact_table(rows) if compact else table(rows)
     widths = [max(len(x) for x in col) for col in zip(header, *body, strict=True)]
     lines = []
     for line in [header, *body]:
