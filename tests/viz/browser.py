@@ -13,6 +13,8 @@ import zlib
 from pathlib import Path
 
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+QUIET = ("--disable-extensions", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--no-default-browser-check", "--mute-audio", "--disable-features=Translate,MediaRouter,OptimizationHints")
 CONSOLE = re.compile(r":CONSOLE[:(]\d+\)?\]? (.*)")
 
 
@@ -24,7 +26,7 @@ def find() -> str | None:
 def run(exe: str, url: str, profile: Path, *extra: str) -> tuple[str, list[str]]:
     """(stdout, console messages) of a headless Chromium run on ``url``."""
     cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
-           f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", *extra, url]
+           *QUIET, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", *extra, url]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=90, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"chromium exited with {done.returncode}: {done.stderr[-800:]}")

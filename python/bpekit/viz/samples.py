@@ -78,8 +78,9 @@ def _python_files(root: Path) -> list[Path]:
 
 def stdlib_sample(code_bytes: int, *, heldout_every: int = 5) -> tuple[list[str], dict[str, str]]:
     """(training documents, held-out texts) from the standard library, the same on every run of
-    one interpreter: every other ``.py`` file (sorted by path) up to ``code_bytes``, plus the
-    topics of ``pydoc_data``, one chunk in ``heldout_every`` of each kept aside."""
+    one interpreter: evenly spaced ``.py`` files (sorted by path) up to ``code_bytes``, plus up to
+    half as much of the topics of ``pydoc_data``; one file or chunk in ``heldout_every`` is kept
+    aside."""
     root = stdlib_dir()
     files = sorted(_python_files(root))
     if not files:
@@ -92,18 +93,25 @@ def stdlib_sample(code_bytes: int, *, heldout_every: int = 5) -> tuple[list[str]
         text = path.read_text(encoding="utf-8", errors="replace")
         if n % heldout_every == heldout_every - 1:
             held_code.append(text)
-            continue
-        if used >= code_bytes:
+        elif used < code_bytes:
+            train.append(text)
+            used += len(text)
+        elif held_code:
             break
-        train.append(text)
-        used += len(text)
     held_docs: list[str] = []
     topics = root / "pydoc_data" / "topics.py"
     if topics.is_file():
         lines = topics.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
         chunks = ["".join(lines[i : i + 200]) for i in range(0, len(lines), 200)]
+        prose = 0
         for n, chunk in enumerate(chunks):
-            (held_docs if n % heldout_every == heldout_every - 1 else train).append(chunk)
+            if prose >= code_bytes // 2 and held_docs:  # prose: about a third of the sample
+                break
+            if n % heldout_every == heldout_every - 1:
+                held_docs.append(chunk)
+            else:
+                train.append(chunk)
+                prose += len(chunk)
     heldout = {"python code (held out)": "".join(held_code)}
     if held_docs:
         heldout["python docs (held out)"] = "".join(held_docs)
