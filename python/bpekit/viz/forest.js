@@ -42,7 +42,7 @@ function node(i, isRoot) {
   const box = el("span", "box" + (leaf ? " byte" : "") + (isRoot ? " root" : ""));
   box.dataset.id = i;
   box.appendChild(el("span", "t", visible(D.tok[i])));
-  const meta = leaf ? "byte " + i : "id " + i + " \u00b7 merge #" + D.m[i] + " \u00b7 " + countText(i);
+  const meta = leaf ? "byte · id " + i : "id " + i + " \u00b7 merge #" + D.m[i] + " \u00b7 " + countText(i);
   box.appendChild(el("span", "meta", meta));
   box.title = meta;
   box.onclick = (ev) => { ev.stopPropagation(); location.hash = "id=" + i; };
