@@ -26,7 +26,7 @@ def test_table_matches_the_encoders(cli, tmp_path, tiny_file):
     assert lines[0].split()[:4] == ["text", "bytes", "cl100k_base", "tokens"]
     cl100k = bpekit.get_encoding("cl100k_base")
     tiny = Tokenizer.load(tiny_file)
-    row = dict(zip(["text", "bytes", "a", "a_bpt", "a_fert", "b", "b_bpt", "b_fert"], lines[3].split()))
+    row = dict(zip(["text", "bytes", "a", "a_bpt", "a_fert", "b", "b_bpt", "b_fert"], lines[3].split(), strict=True))
     assert row["text"] == "doc.txt" and row["bytes"] == "130"
     assert int(row["a"].replace(",", "")) == len(cl100k.encode(doc.read_text()))
     # per line: ababab (260), " " (32), abc (259), " c" (258), "\n" (10)
@@ -36,7 +36,8 @@ def test_table_matches_the_encoders(cli, tmp_path, tiny_file):
 
 def test_json_and_svg(cli, tmp_path):
     out = tmp_path / "bpt.svg"
-    r = cli("compare", "o200k_base", "r50k_base", "--text", "Größe 日本語", "--text", "a b c", "--json", "--svg", str(out))
+    r = cli("compare", "o200k_base", "r50k_base", "--text", "Größe 日本語", "--text", "a b c", "--json",
+            "--svg", str(out))
     assert r.code == 0, r.err
     doc = json.loads(r.out)
     assert doc["tokenizers"] == ["o200k_base", "r50k_base"]

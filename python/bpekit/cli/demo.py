@@ -25,7 +25,8 @@ SAMPLE = 'The quick brown fox: def fox(x: int) -> str:\n    return f"{x:,} jumps
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("demo", help="train, encode, compare and draw, offline, in one go",
                        description=__doc__.split(": ", 1)[1] if __doc__ else None)
-    p.add_argument("-o", "--output", default="bpekit-demo", metavar="DIR", help="folder to write (default ./bpekit-demo)")
+    p.add_argument("-o", "--output", default="bpekit-demo", metavar="DIR",
+                   help="folder to write (default ./bpekit-demo)")
     p.add_argument("--vocab-size", type=int, default=8192, help="tokens to train (default 8192)")
     p.add_argument("--sample-kb", type=int, default=4000, help="kB of standard-library code to train on (default 4000)")
     p.add_argument("--corpora", metavar="DIR", help="also measure on a folder of texts, one language per file")

@@ -57,7 +57,9 @@ def checkpoints(n_merges: int, points: int = 12) -> list[int]:
     return sorted(marks)
 
 
-def compression_curve(tokenizer: Tokenizer, texts: Mapping[str, str], points: int = 12) -> dict[str, list[tuple[float, float]]]:
+def compression_curve(
+    tokenizer: Tokenizer, texts: Mapping[str, str], points: int = 12
+) -> dict[str, list[tuple[float, float]]]:
     """``{text label: [(merges used, bytes per token), ...]}``: the tokenizer cut after k merges."""
     docs = [t[:CURVE_CHARS] for t in texts.values()]
     sizes = [len(t.encode("utf-8", "surrogatepass")) for t in docs]
