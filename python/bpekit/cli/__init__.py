@@ -15,6 +15,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import NoReturn
 
 from bpekit import __version__
@@ -50,8 +51,8 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _modules() -> list[object]:
-    found = []
+def _modules() -> list[ModuleType]:
+    found: list[ModuleType] = []
     for name in COMMANDS:
         try:
             found.append(importlib.import_module(name))
@@ -75,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bpekit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for module in modules:
-        module.add_parser(sub)  # type: ignore[attr-defined]
+        module.add_parser(sub)
     return parser
 
 

@@ -13,8 +13,12 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bpekit.errors import DataNotFoundError, UsageError
+
+if TYPE_CHECKING:
+    from bpekit.viz.models import Model
 
 EXAMPLES = ["bpekit demo                      # writes ./bpekit-demo/report.html",
             "bpekit demo -o out --vocab-size 4096 --corpora corpora/"]
@@ -47,11 +51,12 @@ def _offline() -> Iterator[None]:
             os.environ["BPEKIT_OFFLINE"] = saved
 
 
-def local_encodings(names: tuple[str, ...] = ENCODINGS) -> tuple[list[object], list[str]]:
-    """(the encodings whose rank files are found without the network, a note per one skipped)."""
+def local_encodings(names: tuple[str, ...] = ENCODINGS) -> tuple[list[Model], list[str]]:
+    """(the encodings whose rank files are found without the network, the names of the others)."""
     from bpekit.viz.models import load_model
 
-    found, skipped = [], []
+    found: list[Model] = []
+    skipped: list[str] = []
     with _offline():
         for name in names:
             try:
