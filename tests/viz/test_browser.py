@@ -55,10 +55,16 @@ def test_forest_search_from_url(chrome, pages, trained, tmp_path):
     assert dom.count('class="box byte"') == len(token)  # the tree's leaves spell the token byte by byte
 
 
-def test_forest_search_miss_and_browse(chrome, pages, tmp_path):
-    dom, console = _dom(chrome, (pages / "forest.html").as_uri() + "#q=" + quote("zq§no-such-token"), tmp_path)
+def test_forest_search_miss_spells_and_browses(chrome, pages, trained, tmp_path):
+    query = "zq§no-such-token"
+    dom, console = _dom(chrome, (pages / "forest.html").as_uri() + "#q=" + quote(query), tmp_path)
     assert console == []
     assert "no token is exactly" in dom and "data-root" not in dom
+    spelled = re.search(r'<div class="chips" id="spelled">(.*?)</div>', dom)
+    assert spelled is not None  # the query spelled with the merges, as BPE of one piece would
+    expected = trained.encoding._encode_single_piece(query)
+    assert [int(i) for i in re.findall(r'data-id="(\d+)"', spelled.group(1))] == expected
+    assert len(expected) < len(query.encode())  # some merges applied
     assert dom.count('class="chip"') >= 300 - 256  # the browser lists tokens from id 256
 
 

@@ -12,7 +12,23 @@ for (let i = 0; i < N; i++) {
     if (p >= 0) { if (!children.has(p)) children.set(p, []); children.get(p).push(i); }
   }
 }
+const pairs = new Map();  // left * N + right -> the id that merge made
+for (let i = 0; i < N; i++) if (D.l[i] >= 0) pairs.set(D.l[i] * N + D.r[i], i);
 const $ = (id) => document.getElementById(id);
+
+function spell(q) {  // BPE on the query's UTF-8 bytes with the merges (no pre-tokenizer): lowest merge first
+  const ids = Array.from(new TextEncoder().encode(q), (b) => D.byte[b]);
+  if (ids.includes(-1)) return [];  // a byte the vocabulary lacks
+  for (;;) {
+    let best = -1, at = -1;
+    for (let k = 0; k + 1 < ids.length; k++) {
+      const made = pairs.get(ids[k] * N + ids[k + 1]);
+      if (made !== undefined && (best < 0 || D.m[made] < D.m[best])) { best = made; at = k; }
+    }
+    if (best < 0) return ids;
+    ids.splice(at, 2, best);
+  }
+}
 
 function visible(t) {  // whitespace made visible
   return t.replace(/ /g, "\u2423").replace(/\n/g, "\u21b5").replace(/\t/g, "\u21e5").replace(/\r/g, "\u240d");
@@ -93,6 +109,14 @@ function search(q) {
     $("status").textContent = q ? "no token is exactly \u201c" + q + "\u201d" : "";
     $("tree").textContent = "";
     delete $("tree").dataset.root;
+  }
+  const ids = exact < 0 && q && !m ? spell(q) : [];
+  if (ids.length) {
+    results.appendChild(el("p", "muted", "spelled with " + ids.length + " token(s) (merges applied to the whole text, no pre-tokenizer):"));
+    const box = el("div", "chips");
+    box.id = "spelled";
+    ids.forEach((i) => box.appendChild(chip(i)));
+    results.appendChild(box);
   }
   if (found.length) {
     results.appendChild(el("p", "muted", "tokens containing it" + (found.length === 100 ? " (first 100)" : "") + ":"));

@@ -78,6 +78,7 @@ def forest_data(tokenizer: object) -> dict[str, Any]:
         "label": model.label,
         "tok": tok,
         "n": size,
+        "byte": [ranks.get(bytes([b]), -1) for b in range(256)],
         "l": left,
         "r": right,
         "m": merge,
