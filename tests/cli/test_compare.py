@@ -61,6 +61,9 @@ def test_corpora_and_stdin(cli, tmp_path, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("piped text"))
     r = cli("compare", "o200k_base", "--json")
     assert json.loads(r.out)["results"][0]["text"] == "<stdin>"
+    monkeypatch.setattr("sys.stdin", io.StringIO("piped text"))
+    r = cli("compare", "o200k_base", "--json", "-f", "-", "--text", "more")
+    assert [x["text"] for x in json.loads(r.out)["results"]] == ["text 1", "<stdin>"]
 
 
 def test_tiktoken_file_with_sidecar(cli, tmp_path, tiny_file):

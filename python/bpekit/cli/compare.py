@@ -30,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def add_text_options(p: argparse.ArgumentParser) -> None:
     """``-f FILE``, ``--text``, ``--corpora DIR``, ``--sample-bytes`` (shared with ``bpekit viz``)."""
-    p.add_argument("-f", "--file", action="append", default=[], metavar="PATH", help="a text file; repeatable")
+    p.add_argument("-f", "--file", action="append", default=[], metavar="PATH", help="a text file ('-' = stdin); repeatable")
     p.add_argument("--text", action="append", default=[], help="a text given inline; repeatable")
     p.add_argument("--corpora", metavar="DIR", help="a folder of text files, one language per file")
     p.add_argument("--sample-bytes", type=int, default=16_000, metavar="N",
@@ -45,6 +45,9 @@ def texts_from(args: argparse.Namespace, *, stdin: bool = True) -> dict[str, str
         raise UsageError(f"--sample-bytes must be >= 0, got {args.sample_bytes}")
     texts = {f"text {n + 1}": t for n, t in enumerate(args.text)}
     for name in args.file:
+        if name == "-":
+            texts["<stdin>"] = sys.stdin.read()
+            continue
         path = Path(name)
         if not path.is_file():
             raise DataNotFoundError(f"{name}: no such file")
