@@ -80,8 +80,12 @@ def plain(tokenizer: object, text: str, sep: str = "|") -> str:
 
 def html_fragment(tokenizer: object, text: str) -> str:
     """A ``<div class="tokens">`` of coloured spans; hover shows id(s), bytes and length."""
+    return _html_spans(spans(tokenizer, text))
+
+
+def _html_spans(cut: list[Span]) -> str:
     out = []
-    for n, span in enumerate(spans(tokenizer, text)):
+    for n, span in enumerate(cut):
         cls = "special" if span.special else f"c{n % 7}"
         ids = " ".join(map(str, span.ids))
         title = f"id {ids} · {span.data!r} · {len(span.data)} bytes"
@@ -92,12 +96,13 @@ def html_fragment(tokenizer: object, text: str) -> str:
 def html_page(tokenizer: object, text: str, title: str | None = None) -> str:
     """A whole page: the coloured text and its counts."""
     model = as_model(tokenizer)
-    n_tokens = sum(len(s.ids) for s in spans(model, text))
+    cut = spans(model, text)
+    n_tokens = sum(len(s.ids) for s in cut)
     n_bytes = len(text.encode("utf-8", "surrogatepass"))
     ratio = f"{n_bytes / n_tokens:.2f}" if n_tokens else "–"
     body = (
         f"<h1>{esc(title or model.label)}</h1>"
         f'<p class="note">{n_tokens:,} tokens · {n_bytes:,} bytes · {ratio} bytes per token · '
-        "hover a token for its id</p>" + html_fragment(model, text)
+        "hover a token for its id</p>" + _html_spans(cut)
     )
     return page(title or f"{model.label}: tokens", body)
