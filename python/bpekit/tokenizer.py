@@ -1,7 +1,14 @@
-"""``Tokenizer``: a byte-level BPE model (pattern, merges, special tokens, how it was trained) that
-encodes with the Rust core and saves to a self-describing, versioned file.
+"""``Tokenizer``: the stages of :mod:`bpekit.pipeline` composed (added tokens, normalizer,
+pre-tokenizer, model, post-processor, decoder), loaded from any supported file by ``from_file``.
 
-Ids: byte ``b`` is token ``b``; merge ``i`` makes the next new token (``256 + i`` unless an earlier
+Two kinds of model sit in it. A *rank model* (``RankBPE``: bpekit-trained tokenizers, tiktoken
+rank files, ``from_encoding``) encodes entirely in the Rust core with tiktoken's special-token
+policy. A *pipeline* (``tokenizer.json``, SentencePiece) encodes as its library does: added tokens
+first, then each stage, with the Rust pre-tokenizer standing in where provably the same
+(``pipeline/fast.py``).
+
+The trained byte-level model (pattern, merges, special tokens, how it was trained) saves to a
+self-describing, versioned file. Ids: byte ``b`` is token ``b``; merge ``i`` makes the next new token (``256 + i`` unless an earlier
 merge already spelled the same bytes, see docs/training.md); special tokens come after. Because
 ids follow merge order, the ids are tiktoken-style ranks and rank-order BPE (``CoreBPE``) encodes
 exactly with them.
@@ -22,7 +29,6 @@ import json
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
-
 
 from bpekit.atomicfile import atomic_write
 from bpekit.encoding import Encoding, _check_text, _fix_surrogates
@@ -107,6 +113,7 @@ class Tokenizer:
     ) -> None:
         self.source_format: str | None = None
         self.source_document: Any = None  # what a loader read, to re-save unchanged parts byte-exactly
+        self.hf_layout: tuple[int | None, bool, bool] | None = None  # JSON layout of a loaded tokenizer.json
         self.encoding: Encoding | None = None
         if model is None:
             if pattern is None or merges is None:
@@ -119,7 +126,7 @@ class Tokenizer:
             self.pattern_name = pattern_name
             self.training: dict[str, Any] = dict(training or {})
             return
-        self.pattern = None
+        self.pattern: str | None = None
         self.pattern_name = None
         self.training = {}
         self.normalizer = normalizer
@@ -155,6 +162,7 @@ class Tokenizer:
         """The rank model of a bpekit (tiktoken-compatible) ``Encoding``: same pattern, ranks, specials."""
         self = cls.__new__(cls)
         self.source_format, self.source_document, self.pattern_name, self.training = None, None, None, {}
+        self.hf_layout = None
         self._merges = None
         self._init_ranks(encoding._mergeable_ranks, dict(encoding._special_tokens), encoding._pat_str,
                          encoding.name, encoding)
@@ -297,7 +305,7 @@ class Tokenizer:
 
     def _encode_pieces(self, pieces: list[str]) -> list[int]:
         """Raw pieces through the byte alphabet and the model, with a piece -> ids cache."""
-        cache, model, out = self._pieces, self.model, []
+        cache, model, out = self._pieces, self.model, list[int]()
         dropout = bool(model.dropout)
         for piece in pieces:
             ids = None if dropout else cache.get(piece)
@@ -420,7 +428,7 @@ class Tokenizer:
     def export_tiktoken(self, path: str | os.PathLike[str]) -> str:
         """Writes a ``.tiktoken`` rank file and, beside it, ``<path>.json`` with the pattern and the
         special tokens. Returns the sidecar's path."""
-        if self.encoding is None:
+        if self.encoding is None or self.pattern is None:
             raise UsageError("a .tiktoken file holds byte-level rank models only")
         sidecar = os.fspath(path) + ".json"
         atomic_write(path, tiktoken_text(self.ranks))

@@ -7,17 +7,15 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from bpekit import Tokenizer
+from bpekit.patterns import PATTERNS
 from bpekit.pipeline import pre_tokenizers
 from bpekit.pipeline.byte_level import to_chars
 from bpekit.pipeline.fast import core_splitter
 from bpekit.tokenizer_export import onig_pattern
-from bpekit.patterns import PATTERNS
-
 from datapaths import DATA, corpus_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 NEOX = DATA / "hf" / "gpt-neox-20b.tokenizer.json"
 FULL = os.environ.get("BPEKIT_FULL_PARITY") == "1"
@@ -62,7 +60,7 @@ def test_corpora_ids_and_text(neox):
 SPECIAL_TEXT = st.sampled_from(["<|endoftext|>", "<|padding|>", "  ", "    ", "\n", "'s", "Ġ", "1234", "é", "e\u0301"])
 
 
-EXAMPLES = int(os.environ.get("BPEKIT_HYPOTHESIS_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("BPEKIT_HYPOTHESIS_EXAMPLES", "40"))
 
 
 @settings(max_examples=EXAMPLES)
@@ -84,7 +82,12 @@ FAST_PRE = [pre_tokenizers.ByteLevel(add_prefix_space=p) for p in (False, True)]
 ]
 
 
-@given(st.text(alphabet=st.characters(codec="utf-8")), st.sampled_from(range(len(FAST_PRE))))
+# Characters this Python's Unicode tables (14.0) assign: Oniguruma and fancy-regex treat later
+# ones (e.g. U+323B0, Unicode 15) as unassigned, the ``regex`` module as letters (docs/formats/hf.md)
+ASSIGNED = st.characters(codec="utf-8", exclude_categories=("Cn", "Cs"))
+
+
+@given(st.text(alphabet=ASSIGNED), st.sampled_from(range(len(FAST_PRE))))
 def test_rust_split_equals_python_split(text, which):
     pre = FAST_PRE[which]
     split = core_splitter(pre)

@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from bpekit.formats.hf import from_document
-
 from datapaths import DATA
 
 tokenizers = pytest.importorskip("tokenizers")
-from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
+from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 EDGE = [
     "", " ", "  two  spaces  ", "Hello, World! It's 2024: 12345 apples.", "tab\tand\nnewline\r\n",

@@ -17,6 +17,11 @@ from typing import Any
 
 from bpekit.errors import FormatError, UsageError
 
+EXAMPLES = [
+    "bpekit convert ggml-vocab-llama-bpe.gguf tokenizer.json --to hf",
+    "bpekit convert tokenizer.model llama.gguf --to gguf",
+    "bpekit inspect r50k_base.tiktoken --json",
+]
 TARGETS = ("hf", "tiktoken", "sentencepiece", "gguf", "minbpe", "gpt2", "bpekit")
 SAMPLE = "Hello world! It's 2024: naïve café, 北京, 🦙."
 

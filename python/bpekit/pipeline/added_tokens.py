@@ -107,9 +107,9 @@ class AddedVocabulary:
         for m in pattern.finditer(text):
             start, stop = m.span()
             tok = table[m.group()]
-            if tok.single_word:
-                if (start and _is_word_char(text[start - 1])) or (stop < len(text) and _is_word_char(text[stop])):
-                    continue
+            inside_word = (start and _is_word_char(text[start - 1])) or (stop < len(text) and _is_word_char(text[stop]))
+            if tok.single_word and inside_word:
+                continue
             if tok.lstrip:
                 s = start
                 while s > 0 and text[s - 1] in WHITESPACE:

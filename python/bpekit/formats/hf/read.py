@@ -14,9 +14,6 @@ from bpekit.pipeline.added_tokens import AddedToken
 from bpekit.pipeline.models import BPE
 
 DEFAULT_MAX_BYTES = 1 << 30
-# (indent, ensure_ascii): current Hugging Face writes (2, False); older files exist as (2, True)
-LAYOUTS = ((2, False), (2, True), (None, False))
-PARTS = ("normalizer", "pre_tokenizer", "post_processor", "decoder", "model", "added_tokens")
 
 
 def load(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES, seed: int | None = None) -> Any:
@@ -33,19 +30,17 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES, se
         raise FormatError(f"{name} is not valid JSON ({type(exc).__name__}: {str(exc)[:80]})") from None
     tok = from_document(doc, name, seed=seed)
     tok.source_format = "hf"
-    tok._hf_layout = detect_layout(doc, raw)
+    tok.hf_layout = detect_layout(doc, raw)
     return tok
 
 
 def detect_layout(doc: Any, raw: bytes) -> tuple[int | None, bool, bool]:
-    """``(indent, ensure_ascii, trailing newline)`` that reproduce ``raw`` (Hugging Face's if none)."""
+    """``(indent, ensure_ascii, trailing newline)`` of the file, read off its bytes: indented if
+    its second byte is a newline, ASCII-only if no byte is >= 0x80 and a ``\\u`` escape occurs."""
     newline = raw.endswith(b"\n")
-    body = raw[:-1] if newline else raw
-    for indent, ascii_only in LAYOUTS:
-        seps = (",", ": ") if indent else (",", ":")
-        if json.dumps(doc, indent=indent, ensure_ascii=ascii_only, separators=seps).encode() == body:
-            return indent, ascii_only, newline
-    return 2, False, False
+    indent = 2 if raw[1:2] == b"\n" else None
+    ascii_only = raw.isascii() and b"\\u" in raw
+    return indent, ascii_only, newline
 
 
 def from_document(doc: Any, where: str = "tokenizer.json", *, seed: int | None = None) -> Any:
@@ -77,7 +72,6 @@ def from_document(doc: Any, where: str = "tokenizer.json", *, seed: int | None =
         added_tokens=added,
     )
     tok.source_document = doc
-    tok._hf_seen = {key: part_json(tok, key) for key in PARTS}
     return tok
 
 
@@ -105,3 +99,35 @@ def part_json(tok: Any, key: str) -> Any:
         return [t.to_json() for t in tok.added_tokens.tokens]
     stage = getattr(tok, key)
     return None if stage is None else stage.to_json()
+
+
+def source_part_json(doc: Mapping[str, Any], key: str) -> Any:
+    """``part_json`` of the part as the source document has it (read again, so compared alike)."""
+    value = doc.get(key)
+    if key == "added_tokens":
+        return sorted((AddedToken.from_json(t, key).to_json() for t in value or []), key=lambda t: t["id"])
+    if value is None:
+        return None
+    if key == "model":
+        return _model_json(value)
+    reader = {"normalizer": normalizers, "pre_tokenizer": pre_tokenizers, "post_processor": processors,
+              "decoder": decoders}[key]
+    return reader.from_json(value).to_json()
+
+
+_MODEL_DEFAULTS = {"dropout": None, "unk_token": None, "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                   "fuse_unk": False, "byte_fallback": False, "ignore_merges": False}
+
+
+def _model_json(value: Any) -> Any:
+    """``BPE.from_json(value).to_json()``, without rebuilding the model when the source only
+    lacks keys that have defaults (older files): merges and vocab compare as they are."""
+    if isinstance(value, Mapping) and isinstance(value.get("merges"), list) and isinstance(value.get("vocab"), dict):
+        merges = value["merges"]
+        if not (merges and isinstance(merges[0], str) and merges[0].startswith("#version")):
+            doc = {"type": "BPE", **_MODEL_DEFAULTS, **value}
+            if isinstance(doc["dropout"], int) and not isinstance(doc["dropout"], bool):
+                doc["dropout"] = float(doc["dropout"])
+            doc["vocab"] = dict(sorted(value["vocab"].items(), key=lambda x: x[1]))
+            return {k: doc[k] for k in ("type", *_MODEL_DEFAULTS, "vocab", "merges")}
+    return BPE.from_json(value).to_json()

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from bpekit.errors import UsageError
-from bpekit.formats.hf.read import PARTS, part_json
+from bpekit.formats.hf.read import part_json, source_part_json
 from bpekit.pipeline.models import BPE
 from bpekit.tokenizer_export import hf_tokenizer_json
 
@@ -20,11 +20,10 @@ def document(tok: Any) -> dict[str, Any]:
     if not isinstance(tok.model, BPE):
         raise UsageError(f"a tokenizer.json is written for BPE models, not {type(tok.model).__name__}")
     source = tok.source_document or {}
-    seen = getattr(tok, "_hf_seen", {})
     doc: dict[str, Any] = {"version": "1.0", "truncation": None, "padding": None}
     for key in ("added_tokens", "normalizer", "pre_tokenizer", "post_processor", "decoder", "model"):
         now = part_json(tok, key)
-        doc[key] = source[key] if key in source and key in seen and seen[key] == now else now
+        doc[key] = source[key] if key in source and source_part_json(source, key) == now else now
     if source:  # keep the source's key order (older files differ)
         order = [k for k in source if k in doc] + [k for k in doc if k not in source]
         doc = {k: doc[k] for k in order}
@@ -33,10 +32,10 @@ def document(tok: Any) -> dict[str, Any]:
 
 def dumps(tok: Any) -> bytes:
     """The file's bytes."""
-    indent, ascii_only, newline = getattr(tok, "_hf_layout", (2, False, False))
+    indent, ascii_only, newline = tok.hf_layout or (2, False, False)
     seps = (",", ": ") if indent else (",", ":")
     text = json.dumps(document(tok), indent=indent, ensure_ascii=ascii_only, separators=seps)
     return (text + ("\n" if newline else "")).encode()
 
 
-__all__ = ["PARTS", "document", "dumps"]
+__all__ = ["document", "dumps"]
