@@ -151,7 +151,7 @@ def test_bad_inputs_are_one_line(
     (tmp_path / "junk.bin").write_bytes(b"\x00\x01junk")
     for path in (tmp_path / "absent.json", hostile, tmp_path / "junk.bin"):
         rc, _, err = run(capsys, "inspect", path)
-        assert rc == 1 and err.startswith("bpekit: error:") and err.count("\n") == 1, (
+        assert rc == 1 and err.startswith("bpekit inspect: error:") and err.count("\n") == 1, (
             err
         )
     rc, _, err = run(capsys, "convert", hostile, tmp_path / "o.json", "--to", "hf")
