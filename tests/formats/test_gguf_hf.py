@@ -112,3 +112,20 @@ def test_a_hand_built_vocabulary(tmp_path: Path) -> None:
     v.flags = {"add_bos_token": True, "add_eos_token": True}
     path.write_bytes(c.serialize(v.to_file()))
     assert gguf.load(path).encode("ab", add_special_tokens=True) == [5, 3, 5]
+
+
+@pytest.mark.parametrize(
+    ("merges", "match"),
+    [
+        ([("a", "b"), ("a", "b")], "repeats merge"),  # a duplicate pair
+        ([("a", "b"), ("ab", "c")], "not in the vocabulary"),  # a merge using a token that does not exist
+        ([("Ġab", "ab")], "not in the vocabulary"),  # its result is not a token
+    ],
+)
+def test_bad_merge_lists_raise_vocab_errors(merges: list, match: str) -> None:
+    from bpekit.errors import VocabError
+
+    v = tiny_bpe()
+    v.merges = merges
+    with pytest.raises(VocabError, match=match):
+        gguf.to_tokenizer(gguf.GGUFVocab.from_file(c.parse(c.serialize(v.to_file()))))
