@@ -26,6 +26,7 @@ from typing import Any
 from bpekit.errors import FormatError, UsageError
 
 MAX_SIDECAR_BYTES = 1 << 26
+MAX_RANK_FILE_BYTES = 1 << 30  # o200k_base is 3.6 MB
 
 
 def _sidecar(path: str) -> dict[str, Any] | None:
@@ -84,6 +85,9 @@ def load(
 
     name = os.fspath(path)
     try:
+        size = os.path.getsize(name)
+        if size > MAX_RANK_FILE_BYTES:
+            raise FormatError(f"{name} is {size} bytes; a rank file over {MAX_RANK_FILE_BYTES} bytes is refused")
         data = Path(name).read_bytes()
     except OSError as exc:
         raise FormatError(f"cannot read {name}: {exc.strerror or exc}") from None
