@@ -163,7 +163,8 @@ class _Cursor:
 
     def _strings(self, count: int, what: str) -> list[str]:
         # The hot loop of a vocab file (hundreds of thousands of strings): local names only.
-        buf, pos, end, out = self.buf, self.pos, self.end, []
+        buf, pos, end = self.buf, self.pos, self.end
+        out: list[str] = []
         unpack = struct.Struct(self.e + "Q").unpack_from
         append = out.append
         for i in range(count):

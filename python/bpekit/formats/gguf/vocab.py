@@ -107,12 +107,12 @@ class GGUFVocab:
             subs = sub if isinstance(sub, tuple) else (sub,)
             if v.type != vtype or (vtype == c.ARRAY and v.sub_type not in subs):
                 want = c.TYPE_NAMES[vtype] + (
-                    f"[{'|'.join(c.TYPE_NAMES[s] for s in subs)}]"
+                    f"[{'|'.join(c.TYPE_NAMES[s] for s in subs if s is not None)}]"
                     if sub is not None
                     else ""
                 )
                 got = c.TYPE_NAMES.get(v.type, str(v.type)) + (
-                    f"[{c.TYPE_NAMES.get(v.sub_type, v.sub_type)}]"
+                    f"[{c.TYPE_NAMES.get(-1 if v.sub_type is None else v.sub_type, '?')}]"
                     if v.type == c.ARRAY
                     else ""
                 )
@@ -129,10 +129,10 @@ class GGUFVocab:
         types = get("token_type", c.ARRAY, c.INT32)
         scores = get("scores", c.ARRAY, (c.FLOAT32, c.INT32))
         for name, arr in (("token_type", types), ("scores", scores)):
-            if arr is not None and len(arr) < n:  # type: ignore[arg-type]
+            if isinstance(arr, list) and len(arr) < n:
                 raise FormatError(
                     f"{source}: {PREFIX}{name} has {len(arr)} entries for {n} tokens"
-                )  # type: ignore[arg-type]
+                )
         raw_merges = get("merges", c.ARRAY, c.STRING)
         merges = None if raw_merges is None else _split_merges(raw_merges, source)  # type: ignore[arg-type]
         pre = get("pre", c.STRING)
