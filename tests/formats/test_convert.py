@@ -13,7 +13,7 @@ from bpekit import Tokenizer, patterns
 from bpekit.cli import main
 from bpekit.formats.gguf import container as c
 from datapaths import DATA
-from formats.gguf_support import gguf_bytes, gguf_path, gstr, kv_bytes
+from formats.test_gguf_support import gguf_bytes, gguf_path, gstr, kv_bytes
 
 TRAINED = Tokenizer(
     pattern=patterns.O200K,
@@ -151,9 +151,11 @@ def test_bad_inputs_are_one_line(
     (tmp_path / "junk.bin").write_bytes(b"\x00\x01junk")
     for path in (tmp_path / "absent.json", hostile, tmp_path / "junk.bin"):
         rc, _, err = run(capsys, "inspect", path)
-        assert rc == 1 and err.startswith("bpekit inspect: error:") and err.count("\n") == 1, (
-            err
-        )
+        assert (
+            rc == 1
+            and err.startswith("bpekit inspect: error:")
+            and err.count("\n") == 1
+        ), err
     rc, _, err = run(capsys, "convert", hostile, tmp_path / "o.json", "--to", "hf")
     assert rc == 1 and "truncated" in err and not (tmp_path / "o.json").exists()
 

@@ -11,7 +11,7 @@ import pytest
 from bpekit.errors import BpekitError, FormatError, VocabError
 from bpekit.formats.gguf import container as c
 from bpekit.formats.gguf.vocab import GGUFVocab
-from formats.gguf_support import (
+from formats.test_gguf_support import (
     NAMES,
     gguf_bytes,
     gguf_path,

@@ -15,7 +15,7 @@ import pytest
 from bpekit.formats import gguf
 from bpekit.formats.gguf import container as c
 from bpekit.formats.gguf.to_hf import tokenizer_json
-from formats.gguf_support import (
+from formats.test_gguf_support import (
     BPE_NAMES,
     corpus_sample,
     gguf_path,
@@ -118,7 +118,10 @@ def test_a_hand_built_vocabulary(tmp_path: Path) -> None:
     ("merges", "match"),
     [
         ([("a", "b"), ("a", "b")], "repeats merge"),  # a duplicate pair
-        ([("a", "b"), ("ab", "c")], "not in the vocabulary"),  # a merge using a token that does not exist
+        (
+            [("a", "b"), ("ab", "c")],
+            "not in the vocabulary",
+        ),  # a merge using a token that does not exist
         ([("Ġab", "ab")], "not in the vocabulary"),  # its result is not a token
     ],
 )

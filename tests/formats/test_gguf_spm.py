@@ -18,7 +18,7 @@ from bpekit.formats.gguf.to_spm import (
 from bpekit.formats.gguf.vocab import CONTROL, UNKNOWN, GGUFVocab
 from bpekit.formats.sentencepiece import SentencePieceBPE, SentencePieceModel
 from datapaths import DATA
-from formats.gguf_support import SPM_NAMES, corpus_sample, vocab
+from formats.test_gguf_support import SPM_NAMES, corpus_sample, vocab
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

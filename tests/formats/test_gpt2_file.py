@@ -13,7 +13,7 @@ from bpekit.errors import FormatError
 from bpekit.formats import gpt2
 from bpekit.pipeline.models import BPE
 from datapaths import DATA
-from formats.gguf_support import corpus_sample, loaded
+from formats.test_gguf_support import corpus_sample, loaded
 
 RANKS = DATA / "ranks"
 tiktoken = pytest.importorskip("tiktoken")

@@ -10,7 +10,7 @@ from bpekit import Tokenizer
 from bpekit.errors import FormatError
 from bpekit.formats import minbpe_file
 from bpekit.minbpe import BasicTokenizer, RegexTokenizer
-from formats.gguf_support import corpus_sample
+from formats.test_gguf_support import corpus_sample
 
 TEXT = (
     "hello world, hello there! The quick brown fox jumps over the lazy dog 12345. "

@@ -13,7 +13,7 @@ from bpekit.errors import FormatError, UsageError
 from bpekit.formats import gguf, tiktoken_file
 from bpekit.formats.hf import from_document
 from datapaths import DATA
-from formats.gguf_support import corpus_sample, loaded
+from formats.test_gguf_support import corpus_sample, loaded
 
 RANKS = DATA / "ranks"
 BYTE_LEVEL = {

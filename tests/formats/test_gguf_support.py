@@ -1,5 +1,5 @@
-"""Helpers for the GGUF tests: where the shared vocab files are, a tiny hand-built vocabulary, and
-raw GGUF byte builders for hostile files."""
+"""Helpers for the GGUF and conversion tests (no tests here): where the shared vocab files are,
+a tiny hand-built vocabulary, raw GGUF byte builders for hostile files, a corpus sample."""
 
 from __future__ import annotations
 
