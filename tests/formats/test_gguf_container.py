@@ -23,9 +23,6 @@ from formats.test_gguf_support import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-gguf = pytest.importorskip(
-    "gguf", reason="the gguf package (bpekit[dev]) is the reference reader/writer"
-)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -63,6 +60,7 @@ def test_tokenizer_keys_of_the_shared_files() -> None:
 
 
 def test_our_files_read_with_the_gguf_package(tmp_path: Path) -> None:
+    gguf = pytest.importorskip("gguf", reason="the gguf package (bpekit[dev]) is the reference reader")
     v = tiny_bpe()
     v.scores = [0.0, -1.0, -2.0, -3.5, -4.0, 0.0]
     v.flags = {"add_bos_token": True}
@@ -78,6 +76,7 @@ def test_our_files_read_with_the_gguf_package(tmp_path: Path) -> None:
 
 
 def test_gguf_package_files_read_with_ours(tmp_path: Path) -> None:
+    gguf = pytest.importorskip("gguf", reason="the gguf package (bpekit[dev]) is the reference writer")
     path = tmp_path / "ref.gguf"
     w = gguf.GGUFWriter(path, "llama")
     w.add_tokenizer_model("llama")
