@@ -24,7 +24,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 
-
 @pytest.mark.parametrize("name", NAMES)
 def test_every_shared_file_reads_and_writes_back_byte_for_byte(
     name: str, tmp_path: Path
