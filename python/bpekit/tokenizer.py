@@ -136,8 +136,21 @@ class Tokenizer:
         self.decoder = decoder
         self.added_tokens = AddedVocabulary(added_tokens, normalizer.normalize if normalizer else None)
         self.special_tokens = {t.content: t.id for t in self.added_tokens.tokens if t.special}
-        self._splitter = core_splitter(pre_tokenizer) if isinstance(model, BPE) else None
+        self._built_for: tuple[int, ...] = ()
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Rebuilds what depends on the stages when one was replaced (stages are values: replace a
+        stage rather than change it in place)."""
+        key = (id(self.normalizer), id(self.pre_tokenizer), id(self.model))
+        if key == self._built_for:
+            return
+        if id(self.normalizer) != (self._built_for or (None,))[0]:
+            normalize = self.normalizer.normalize if self.normalizer is not None else None
+            self.added_tokens = AddedVocabulary(self.added_tokens.tokens, normalize)
+        self._splitter = core_splitter(self.pre_tokenizer) if isinstance(self.model, BPE) else None
         self._pieces: dict[str, list[int]] = {}
+        self._built_for = key
 
     def _init_ranks(self, ranks: dict[bytes, int], specials: dict[str, int], pattern: str, name: str,
                     encoding: Encoding | None = None) -> None:
@@ -284,6 +297,7 @@ class Tokenizer:
                             disallowed_special=disallowed_special) for t in texts]
 
     def _encode_pipeline(self, text: str, match_added: bool) -> list[int]:
+        self._refresh()
         text = _fix_surrogates(text) if _has_surrogates(text) else text
         normalize = self.normalizer.normalize if self.normalizer is not None else None
         if match_added:

@@ -93,3 +93,30 @@ def test_rust_split_equals_python_split(text, which):
     split = core_splitter(pre)
     assert split is not None
     assert [to_chars(p.encode()) for p in split(text)] == pre.pre_tokenize_str(text)
+
+
+def test_vocabulary_and_batch(neox):
+    ours, hf = neox
+    assert ours.vocab_size == hf.get_vocab_size() and ours.n_vocab == 50277
+    for token in ["<|endoftext|>", "<|padding|>", " " * 24, "Ġthe", "hello", "Ġ", "no such token"]:
+        assert ours.token_to_id(token) == hf.token_to_id(token), token
+    for i in [0, 1, 2, 253, 50253, 50254, 50276]:
+        assert ours.id_to_token(i) == hf.id_to_token(i)
+    texts = ["a <|padding|>b", "", "   x", "tschüß"]
+    assert ours.encode_batch(texts) == [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+
+
+def test_pair_rank_is_not_rank_of_result():
+    """Why a tokenizer.json's merges stay in Python: one merge per token, ids rising with merge
+    order, and still Hugging Face (pair rank) and tiktoken (rank of the result) differ."""
+    tokenizers = pytest.importorskip("tokenizers")
+    vocab = {"a": 0, "b": 1, "c": 2, "bc": 3, "ab": 4, "abc": 5, "x": 6}
+    merges = [("b", "c"), ("a", "b"), ("ab", "c")]
+    hf = tokenizers.Tokenizer(tokenizers.models.BPE(vocab, merges))
+    from bpekit import Encoding
+    from bpekit.pipeline import BPE
+
+    assert BPE(vocab, merges).tokenize("xabc") == hf.encode("xabc").ids == [6, 0, 3]
+    ranks = {t.encode(): i for t, i in vocab.items()}
+    rank_bpe = Encoding("x", pat_str=r"\w+", mergeable_ranks=ranks, special_tokens={})
+    assert rank_bpe._encode_single_piece(b"xabc") == [6, 5]

@@ -144,3 +144,21 @@ def test_dropout_is_seeded_and_full_dropout_matches(texts):
     plain = [hf.encode(t).ids for t in texts[:20]]
     assert runs[0] != plain and sum(map(len, runs[0])) > sum(map(len, plain))
     assert [from_document(doc).decode(r) for r in runs[0]] == [hf.decode(p) for p in plain]
+
+
+def test_replacing_a_stage_takes_effect(texts):
+    hf = train(models.BPE(), pre_tokenizers.ByteLevel(add_prefix_space=True), texts,
+               initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    hf.add_tokens([tokenizers.AddedToken("straße", normalized=True)])
+    ours = same(hf, texts)
+    assert ours._splitter is not None
+    from bpekit.pipeline import normalizers as ours_normalizers
+    from bpekit.pipeline import pre_tokenizers as ours_pre
+
+    ours.pre_tokenizer = ours_pre.Whitespace()
+    ours.normalizer = ours_normalizers.Lowercase()
+    hf.pre_tokenizer = pre_tokenizers.Whitespace()
+    hf.normalizer = normalizers.Lowercase()
+    for text in [*EDGE, *texts[:30]]:
+        assert ours.encode(text) == hf.encode(text).ids, repr(text)
+    assert ours._splitter is None

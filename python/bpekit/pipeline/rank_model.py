@@ -9,13 +9,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bpekit.encoding import Encoding
-from bpekit.formats.sentencepiece import SentencePieceBPE
-from bpekit.formats.sentencepiece.decoder import decode_pieces
 from bpekit.pipeline.byte_level import to_bytes, to_chars
 from bpekit.tokenizer_export import hf_tokenizer_json
+
+if TYPE_CHECKING:  # (imported lazily: SentencePiece support pulls in protobuf, ~0.3 s)
+    from bpekit.formats.sentencepiece import SentencePieceBPE
 
 
 class RankBPE:
@@ -73,4 +74,6 @@ class SentencePieceDecoder:
         self.spm = spm
 
     def decode(self, tokens: list[str]) -> str:
+        from bpekit.formats.sentencepiece.decoder import decode_pieces
+
         return decode_pieces(self.spm.model, tokens)
