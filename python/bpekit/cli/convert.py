@@ -136,11 +136,23 @@ def _token_bytes(tok: Any, tid: int) -> bytes:
     return data if data is not None else t.encode("utf-8")
 
 
+def _specials(tok: Any) -> dict[str, int]:
+    """Special tokens by id; for SentencePiece models, the CONTROL and UNKNOWN pieces."""
+    from bpekit.pipeline.rank_model import SentencePieceStage
+
+    found = dict(tok.special_tokens)
+    if isinstance(getattr(tok, "model", None), SentencePieceStage):
+        for i, p in enumerate(tok.model.spm.model.pieces):
+            if p.type in (2, 3):  # UNKNOWN, CONTROL
+                found.setdefault(p.piece, i)
+    return dict(sorted(found.items(), key=lambda x: x[1]))
+
+
 def summary(tok: Any, top: int = 5) -> dict[str, Any]:
     """What ``inspect`` prints, as a dict."""
     if top < 0:
         raise UsageError(f"--top must be >= 0, got {top}")
-    special_ids = set(tok.special_tokens.values())
+    special_ids = set(_specials(tok).values())
     ordinary = []
     for tid in range(tok.n_vocab):
         if tid in special_ids:
@@ -162,7 +174,7 @@ def summary(tok: Any, top: int = 5) -> dict[str, Any]:
         "pre_tokenizer": tok.pre_tokenizer.to_json()
         if getattr(tok, "pre_tokenizer", None) is not None
         else None,
-        "special_tokens": dict(sorted(tok.special_tokens.items(), key=lambda x: x[1])),
+        "special_tokens": _specials(tok),
         "longest_tokens": [
             {"id": i, "bytes": len(b), "text": b.decode("utf-8", "replace")}
             for i, b in ordinary[:top]
