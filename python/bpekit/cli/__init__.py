@@ -15,7 +15,7 @@ from bpekit import __version__
 from bpekit.errors import BpekitError
 
 # (module, command names it adds) — modules are imported lazily so `bpekit --help` stays fast.
-COMMANDS = ["bpekit.cli.text"]
+COMMANDS = ["bpekit.cli.text", "bpekit.cli.tokenize"]
 _OPTIONAL = ["bpekit.cli.train"]
 
 EPILOG = """examples:

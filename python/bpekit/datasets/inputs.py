@@ -57,7 +57,11 @@ def resolve_sources(
     for item in inputs:
         if not isinstance(item, (str, os.PathLike)):
             raise UsageError(f"an input must be a path, got {type(item).__name__}")
-        for path in expand_path(item):
+        try:
+            files = expand_path(item)
+        except DataNotFoundError:
+            raise DataNotFoundError(f"input not found (or an empty directory or glob): {os.fspath(item)!r}") from None
+        for path in files:
             out.append(Source(str(path), file_kind(path, lines), path.stat().st_size))
     if hf_dataset is not None:
         ds = load_hf_dataset(hf_dataset, split)

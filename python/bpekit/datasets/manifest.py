@@ -74,6 +74,18 @@ def _shard_ok(out_dir: Path, shard: dict[str, Any]) -> bool:
     return True
 
 
+def _differences(old: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
+    """The identity fields (``settings.shard_size``, ``inputs``...) in which two runs differ."""
+    out = []
+    for key in IDENTITY:
+        a, b = old.get(key), fresh[key]
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += [f"{key}.{k}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        elif a != b:
+            out.append(key)
+    return out
+
+
 def resume(out_dir: Path, fresh: dict[str, Any]) -> dict[str, Any]:
     """The manifest to continue from: ``fresh`` when ``out_dir`` holds no run, else the recorded
     run cut after its last shard that is intact on disk. A run with other settings is refused."""
@@ -81,10 +93,10 @@ def resume(out_dir: Path, fresh: dict[str, Any]) -> dict[str, Any]:
     if not path.exists():
         return fresh
     old = load(path)
-    differ = [key for key in IDENTITY if old.get(key) != fresh[key]]
+    differ = _differences(old, fresh)
     if differ:
         raise UsageError(
-            f"{out_dir} holds a tokenized dataset made with other {' and '.join(differ)}; "
+            f"{out_dir} holds a tokenized dataset made with other settings ({', '.join(differ)} differ); "
             "use another output directory or delete this one"
         )
     for tmp in out_dir.glob(".*.tmp"):  # left by a killed run (atomic writes never finished)
