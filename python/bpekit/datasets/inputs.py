@@ -95,16 +95,16 @@ def load_hf_dataset(path: str, split: str) -> Any:
 def text_documents(stream: BinaryIO, lines: bool) -> Iterator[str]:
     """The documents of a text stream: all of it, or each line (split at ``\\n`` only, a ``\\r``
     before it dropped); invalid UTF-8 becomes U+FFFD; empty documents are skipped."""
-    text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="\n")
-    if not lines:
-        if doc := text.read():
-            yield doc
-        return
-    for line in text:
-        line = line[:-1] if line.endswith("\n") else line
-        line = line[:-1] if line.endswith("\r") else line
-        if line:
-            yield line
+    with io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="\n") as text:
+        if not lines:
+            if doc := text.read():
+                yield doc
+            return
+        for line in text:
+            line = line[:-1] if line.endswith("\n") else line
+            line = line[:-1] if line.endswith("\r") else line
+            if line:
+                yield line
 
 
 def _batched(docs: Iterator[str]) -> Iterator[list[str]]:
