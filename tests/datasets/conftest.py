@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-WORDS = "the cat sat on a mat and ran far away über naïve 東京 שלום мир data tokens 12345 !? <|endoftext|>".split()
+WORDS = ["the", "cat", "sat", "on", "a", "mat", "and", "ran", "far", "away", "über", "naïve", "東京", "שלום", "мир", "data", "tokens", "12345", "!?", "<|endoftext|>"]
 
 
 def make_docs(n: int, seed: int = 0) -> list[str]:
@@ -41,7 +41,7 @@ def tokenizer_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def encoding(tokenizer_file: Path):  # noqa: ANN201
+def encoding(tokenizer_file: Path):
     from bpekit.tokenizer import Tokenizer
 
     return Tokenizer.load(tokenizer_file).encoding
@@ -67,7 +67,7 @@ def write_texts(folder: Path, docs: list[str]) -> Path:
     return folder
 
 
-def expected_stream(encoding, docs: list[str], bos: int | None = None, eos: int | None = None) -> list[int]:  # noqa: ANN001
+def expected_stream(encoding, docs: list[str], bos: int | None = None, eos: int | None = None) -> list[int]:
     """What a tokenize run must produce: each non-empty document encoded alone, BOS/EOS around."""
     out: list[int] = []
     for d in docs:
@@ -94,7 +94,7 @@ def tree_bytes(out: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="session")
-def h():  # noqa: ANN201
+def h():
     """The helpers above, for the test modules (which cannot import this file)."""
     from types import SimpleNamespace
 

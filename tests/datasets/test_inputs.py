@@ -7,12 +7,11 @@ import gzip
 import json
 
 import pytest
-
 from bpekit.datasets import tokenize
 from bpekit.errors import DataNotFoundError, FormatError, UsageError
 
 
-def run(src, out, tok, **kw):  # noqa: ANN001, ANN201
+def run(src, out, tok, **kw):
     return tokenize(src, out, tok, show_progress=False, **kw)
 
 
@@ -86,7 +85,7 @@ def test_bad_settings(tmp_path, h, tokenizer_file, data_dir) -> None:
         run([src], src, tokenizer_file)
 
 
-def _no_specials(tmp_path):  # noqa: ANN001, ANN202
+def _no_specials(tmp_path):
     from bpekit.train import train
 
     path = tmp_path / "plain.json"

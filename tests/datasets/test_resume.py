@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from bpekit.datasets import read_manifest, tokenize
 from bpekit.datasets import writer as writer_module
 from bpekit.errors import UsageError
@@ -37,7 +36,7 @@ def reference(tmp_path, h, corpus, tokenizer_file) -> dict[str, bytes]:
 
 def _child(script: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(script), *args], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script), *args], check=False, env=env, capture_output=True, text=True, timeout=60)
 
 
 KILL_DURING_WRITE = """
@@ -88,7 +87,7 @@ def test_keyboard_interrupt_then_rerun_is_identical(tmp_path, h, corpus, tokeniz
     real = writer_module.ShardWriter.close_shard
     closed = []
 
-    def interrupting(self):  # noqa: ANN001, ANN202
+    def interrupting(self):
         if len(closed) == 3:
             raise KeyboardInterrupt
         closed.append(1)

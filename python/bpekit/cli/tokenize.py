@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
     except KeyboardInterrupt:
         print(
-            f"bpekit tokenize: interrupted; the finished shards are kept, run the same command to continue",
+            "bpekit tokenize: interrupted; the finished shards are kept, run the same command to continue",
             file=sys.stderr,
         )
         return 130

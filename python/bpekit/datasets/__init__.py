@@ -16,7 +16,7 @@ from bpekit.datasets.pipeline import tokenize
 __all__ = ["FORMATS", "ray_count", "ray_train", "read_manifest", "read_shard", "tokenize"]
 
 
-def __getattr__(name: str):  # noqa: ANN202  # Ray helpers load (and import ray) only when asked for
+def __getattr__(name: str) -> object:  # Ray helpers load (and import ray) only when asked for
     if name in ("ray_count", "ray_train"):
         from bpekit.datasets import ray_engine
 

@@ -17,7 +17,17 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from bpekit.errors import DataNotFoundError, FormatError, UsageError
-from bpekit.train.sources import BATCH_BYTES, BATCH_DOCS, JSONL, PARQUET, ReadOptions, _suffixes, expand_path, items, open_binary
+from bpekit.train.sources import (
+    BATCH_BYTES,
+    BATCH_DOCS,
+    JSONL,
+    PARQUET,
+    ReadOptions,
+    _suffixes,
+    expand_path,
+    items,
+    open_binary,
+)
 
 Position = tuple[int, int]  # (input index, documents of that input already read)
 
@@ -101,8 +111,8 @@ def text_documents(stream: BinaryIO, lines: bool) -> Iterator[str]:
                 yield doc
             return
         for line in text:
-            line = line[:-1] if line.endswith("\n") else line
-            line = line[:-1] if line.endswith("\r") else line
+            line = line.removesuffix("\n")
+            line = line.removesuffix("\r")
             if line:
                 yield line
 

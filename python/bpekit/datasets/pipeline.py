@@ -32,7 +32,7 @@ def tokenize(
     output: str | os.PathLike[str],
     tokenizer: Any,
     *,
-    format: str = "bin",  # noqa: A002 (the CLI's --format)
+    format: str = "bin",
     dtype: str = "auto",
     shard_size: int = DEFAULT_SHARD_SIZE,
     bos: bool = False,

@@ -1,10 +1,12 @@
 """The tokenize run and training's counting phase on Ray (``pip install 'bpekit[ray]'``).
 
-Tokenize: Ray Data streams the inputs (``read_parquet``, ``read_json``, ``read_binary_files`` --
-never ``read_text``, which drops newlines), a pool of actors each builds the tokenizer once and
-encodes batches, and the driver receives the encoded batches in input order (``preserve_order``)
-and hands them to the same :class:`~bpekit.datasets.writer.ShardWriter` as the local engine: the
-shards and the manifest are byte-identical to a local run's. Actors ask for half a CPU each, so
+Tokenize: one Ray Data reader task per input streams its documents with the local engine's
+readers (Ray's own ``read_text`` drops newlines, and ``union`` of several readers loses the input
+order, so neither is used), a pool of actors each builds the tokenizer once and encodes batches,
+and the driver receives the encoded batches in input order (``preserve_order``) and hands them to
+the same :class:`~bpekit.datasets.writer.ShardWriter` as the local engine: the shards and the
+manifest are byte-identical to a local run's. Inputs must be readable at the same paths on every
+node (a shared file system), and bpekit installed there. Actors ask for half a CPU each, so
 that the read tasks are always schedulable (Ray hangs when actors hold every CPU, ray #44687).
 
 Counting: one Ray task per input file counts it with :func:`bpekit.train.count`; the driver adds
@@ -17,31 +19,29 @@ Ray is imported only here, and only when one of these is called.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bpekit.datasets.inputs import Source, text_documents
+from bpekit.datasets.inputs import Position, Source, batches
 from bpekit.datasets.plan import Plan, load_tokenizer
 from bpekit.datasets.progress import Tracker
 from bpekit.datasets.writer import ShardWriter, with_specials
-from bpekit.errors import FormatError, UsageError
+from bpekit.errors import UsageError
+from bpekit.train.sources import ReadOptions
 
 ACTOR_CPUS = 0.5
 BATCH_ROWS = 4096
 OBJECT_STORE_BYTES = 256 << 20  # of a local cluster started here (Ray's default is 30% of RAM)
-RAY_KINDS = ("parquet", "jsonl", "text", "lines")
 
 
 def _ray() -> Any:
     try:
         import ray
-        import ray.data  # noqa: F401
+        import ray.data
     except ImportError:
         raise UsageError("the Ray engine needs Ray Data: pip install 'bpekit[ray]' (or 'ray[data]')") from None
     return ray
@@ -73,34 +73,33 @@ def ray_session(address: str | None = None, num_cpus: int = 0) -> Iterator[Any]:
 # ---------------------------------------------------------------- tokenize
 
 
+def read_inputs(batch: dict[str, Any], sources: list[Source], options: ReadOptions, start: Position) -> Iterator[dict[str, Any]]:
+    """A Ray Data reader task: the documents of the inputs named in ``batch["index"]``, streamed
+    in batches of ``{"index", "doc"}`` by the local engine's readers (so both engines read exactly
+    the same documents), the documents before ``start`` skipped."""
+    for index in batch["index"]:
+        index = int(index)
+        begin = start if index == start[0] else (0, 0)
+        for _, _, docs in batches([sources[index]], options, (0, begin[1])):
+            yield {"index": np.full(len(docs), index, dtype=np.int64), "doc": np.array(docs, dtype=object)}
+
+
 class BatchEncoder:
-    """A Ray Data actor: builds the tokenizer once, then turns a batch of rows into one row with
-    the concatenated ids, the per-document lengths and ``[path, documents]`` runs."""
+    """A Ray Data actor: builds the tokenizer once, then turns a batch of documents into one row
+    with the concatenated ids, the per-document lengths and ``[input index, documents]`` runs."""
 
-    def __init__(self, spec: Any, kind: str, key: str, bos: int | None, eos: int | None) -> None:
+    def __init__(self, spec: Any, bos: int | None, eos: int | None) -> None:
         self.encoding, _ = load_tokenizer(spec)
-        self.kind, self.key, self.bos, self.eos = kind, key, bos, eos
-
-    def documents(self, batch: dict[str, Any]) -> Iterator[tuple[str, list[str]]]:
-        for path, value in zip(batch["path"], batch["bytes" if self.kind in ("text", "lines") else self.key]):
-            if self.kind in ("text", "lines"):
-                yield str(path), list(text_documents(io.BytesIO(value), self.kind == "lines"))
-                continue
-            if isinstance(value, bytes):
-                value = value.decode("utf-8", "replace")
-            if value is not None and not isinstance(value, str):
-                raise FormatError(f"{path}: {self.key!r} holds {type(value).__name__}, not strings")
-            yield str(path), [value] if value else []
+        self.bos, self.eos = bos, eos
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
-        runs: list[list[Any]] = []
-        docs: list[str] = []
-        for path, found in self.documents(batch):
-            if runs and runs[-1][0] == path:
-                runs[-1][1] += len(found)
+        runs: list[list[int]] = []
+        for index in batch["index"].tolist():
+            if runs and runs[-1][0] == index:
+                runs[-1][1] += 1
             else:
-                runs.append([path, len(found)])
-            docs.extend(found)
+                runs.append([index, 1])
+        docs = list(batch["doc"])
         flat, offsets = self.encoding.encode_batch_to_numpy(docs, num_threads=1, disallowed_special=())
         ids, lengths = with_specials(flat, offsets, self.bos, self.eos)
         size = sum(len(d.encode("utf-8", "surrogatepass")) for d in docs)
@@ -112,86 +111,49 @@ class BatchEncoder:
         }
 
 
-def _groups(sources: Sequence[Source], first: int) -> list[tuple[str, list[int]]]:
-    """Consecutive inputs of one kind from ``first`` on, each read as one Ray dataset."""
-    groups: list[tuple[str, list[int]]] = []
-    for i in range(first, len(sources)):
-        s = sources[i]
-        if s.kind not in RAY_KINDS or s.path.lower().endswith((".gz", ".zst", ".zstd", ".bz2", ".xz")):
-            raise UsageError(
-                f"the Ray engine reads plain .parquet, .jsonl and text files; {s.path} is not one (use --engine local)"
-            )
-        if groups and groups[-1][0] == s.kind:
-            groups[-1][1].append(i)
-        else:
-            groups.append((s.kind, [i]))
-    return groups
-
-
-def _read(ray: Any, kind: str, paths: list[str], plan: Plan) -> Any:
-    if kind == "parquet":
-        import pyarrow.parquet as pq
-
-        for p in paths:
-            names = pq.read_schema(p).names
-            if plan.options.column not in names:
-                raise FormatError(f"{p}: no column {plan.options.column!r} (columns: {', '.join(names)})")
-        return ray.data.read_parquet(paths, columns=[plan.options.column], include_paths=True, file_extensions=None)
-    if kind == "jsonl":
-        return ray.data.read_json(paths, lines=True, include_paths=True, file_extensions=None)
-    return ray.data.read_binary_files(paths, include_paths=True)
-
-
 def tokenize_on_ray(plan: Plan, writer: ShardWriter, tracker: Tracker, *, threads: int = 0, address: str | None = None) -> None:
-    """Runs the plan's encoding on Ray Data and writes the shards on the driver, in input order."""
+    """Runs the plan's reading and encoding on Ray Data and writes the shards on the driver, in
+    input order."""
     first, skip = writer.manifest["position"]
-    groups = _groups(plan.sources, first)
     with ray_session(address, threads) as ray:
         ctx = ray.data.DataContext.get_current()
         ctx.execution_options.preserve_order = True
         ctx.enable_progress_bars = False
         cpus = ray.cluster_resources().get("CPU", 1)
-        actors = max(1, int((cpus - 1) / ACTOR_CPUS))  # leave one CPU for the read tasks
-        for kind, indices in groups:
-            by_path = {str(Path(plan.sources[i].path).resolve()): i for i in indices}
-            key = plan.options.column if kind == "parquet" else plan.options.field
-            ds = _read(ray, kind, [plan.sources[i].path for i in indices], plan).map_batches(
-                BatchEncoder,
-                fn_constructor_args=(plan.tokenizer_spec, kind, key, plan.bos, plan.eos),
-                batch_size=BATCH_ROWS,
-                batch_format="numpy",
-                compute=ray.data.ActorPoolStrategy(size=actors),
-                num_cpus=ACTOR_CPUS,
-            )
-            received = dict.fromkeys(indices, 0)
-            drop = {first: skip}  # documents already in the shards of an interrupted run
-            for row in ds.iter_rows():
-                _receive(row, by_path, received, drop, writer, tracker)
+        actors = max(1, int((cpus - 1) / ACTOR_CPUS))  # leave one CPU for the reader tasks
+        todo = list(range(first, len(plan.sources)))
+        ds = ray.data.from_items([{"index": i} for i in todo], override_num_blocks=max(1, len(todo)))
+        ds = ds.map_batches(
+            read_inputs,
+            fn_kwargs={"sources": plan.sources, "options": plan.options, "start": (first, skip)},
+            batch_size=1,
+            batch_format="numpy",
+        ).map_batches(
+            BatchEncoder,
+            fn_constructor_args=(plan.tokenizer_spec, plan.bos, plan.eos),
+            batch_size=BATCH_ROWS,
+            batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=actors),
+            num_cpus=ACTOR_CPUS,
+        )
+        received = {first: skip}
+        for row in ds.iter_rows():
+            _receive(row, received, writer, tracker)
 
 
-def _receive(
-    row: dict[str, Any], by_path: dict[str, int], received: dict[int, int], drop: dict[int, int],
-    writer: ShardWriter, tracker: Tracker,
-) -> None:  # fmt: skip
-    """Hands one encoded batch to the writer, input by input, minus the documents to skip."""
+def _receive(row: dict[str, Any], received: dict[int, int], writer: ShardWriter, tracker: Tracker) -> None:
+    """Hands one encoded batch to the writer, input by input."""
     ids = np.frombuffer(row["ids"], dtype="<u4")
     lengths = np.frombuffer(row["lengths"], dtype="<i8")
     at = done = 0
-    index = -1
-    for path, n in json.loads(row["runs"]):
-        index = by_path.get(str(Path(path).resolve()), -1)
-        if index < 0:
-            raise FormatError(f"Ray returned documents of {path!r}, which is not an input of this run")
+    index = 0
+    for index, n in json.loads(row["runs"]):
         part = lengths[done : done + n]
-        skip = min(n, max(0, drop.get(index, 0) - received[index]))
-        start = at + int(part[:skip].sum())
         end = at + int(part.sum())
-        if skip < n:
-            writer.add(index, received[index] + skip, ids[start:end], part[skip:])
-        received[index] += n
+        writer.add(index, received.get(index, 0), ids[at:end], part)
+        received[index] = received.get(index, 0) + n
         at, done = end, done + n
-    if index >= 0:
-        tracker.update(index, done, int(row["text_bytes"]), len(ids))
+    tracker.update(index, done, int(row["text_bytes"]), len(ids))
 
 
 # ---------------------------------------------------------------- training's counting phase
