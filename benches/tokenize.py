@@ -36,7 +36,8 @@ corpora = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
 _spec.loader.exec_module(corpora)  # type: ignore[union-attr]
 
 HF_SCRIPT = """
-    import sys, numpy as np, datasets
+    import sys, time, numpy as np, datasets
+    t0 = time.perf_counter()
     from tokenizers import Tokenizer
     corpus, tok_path, out, procs = sys.argv[1:]
     datasets.disable_progress_bars()
@@ -44,7 +45,9 @@ HF_SCRIPT = """
     ds = datasets.load_dataset("parquet", data_files=corpus, split="train")
     def enc(batch):
         return {"ids": [e.ids for e in tok.encode_batch(batch["text"], add_special_tokens=False)]}
+    t1 = time.perf_counter()
     ds = ds.map(enc, batched=True, num_proc=int(procs), remove_columns=["text"])
+    t2 = time.perf_counter()
     lens = np.fromiter((len(x) for x in ds["ids"]), dtype=np.int64, count=len(ds))
     arr = np.memmap(out, dtype=np.uint16, mode="w+", shape=(int(lens.sum()),))
     at = 0
@@ -54,6 +57,7 @@ HF_SCRIPT = """
         arr[at : at + len(ids)] = ids
         at += len(ids)
     arr.flush()
+    print(f"load {t1 - t0:.1f} s, map {t2 - t1:.1f} s, write {time.perf_counter() - t2:.1f} s")
 """
 
 
@@ -61,10 +65,12 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> float:
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
+    """Wall seconds of a command, and the last line it printed (its own phase timings)."""
     start = time.perf_counter()
-    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    proc = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = (proc.stdout + proc.stderr).strip().splitlines()
+    return time.perf_counter() - start, lines[-1] if lines else ""
 
 
 def main() -> None:
@@ -94,19 +100,23 @@ def main() -> None:
 
         out = work / "bpekit"
         bpekit_cmd = [sys.executable, "-m", "bpekit", "tokenize", str(corpus), "-o", str(out), "-t", str(work / "tok.json"),
-                      "--threads", str(args.procs), "--shard-size", str(2**31 - 1), "--no-progress"]  # fmt: skip
-        t_bpekit = timed(bpekit_cmd, env)
+                      "--threads", str(args.procs), "--shard-size", str(2**31 - 1)]  # fmt: skip
+        t_bpekit, note_bpekit = timed(bpekit_cmd, env)
         hf_bin = work / "hf.bin"
         hf_cmd = [sys.executable, "-c", textwrap.dedent(HF_SCRIPT), str(corpus), str(work / "tokenizer.json"), str(hf_bin), str(args.procs)]
-        t_hf = timed(hf_cmd, env)
+        t_hf, note_hf = timed(hf_cmd, env)
         same = sha256(out / "shard_000000.bin") == sha256(hf_bin)
         tokens = hf_bin.stat().st_size // 2
         print(f"corpus: {len(docs):,} documents, {mb:.1f} MB, {tokens:,} tokens (vocab {args.vocab_size:,}); "
               f"{args.procs} processes/threads; outputs byte-identical: {same}\n")  # fmt: skip
-        print("| pipeline | wall s | MB/s | docs/s |")
-        print("|---|---:|---:|---:|")
-        for name, t in [(f"bpekit tokenize --threads {args.procs}", t_bpekit), (f"datasets.map(num_proc={args.procs}) + HF tokenizers + .bin", t_hf)]:
-            print(f"| {name} | {t:.1f} | {mb / t:.1f} | {len(docs) / t:,.0f} |")
+        print("| pipeline | wall s | MB/s | docs/s | its own report |")
+        print("|---|---:|---:|---:|---|")
+        rows = [
+            (f"bpekit tokenize --threads {args.procs}", t_bpekit, note_bpekit.split(" -> ")[0]),
+            (f"datasets.map(num_proc={args.procs}) + HF tokenizers + .bin", t_hf, note_hf),
+        ]
+        for name, t, note in rows:
+            print(f"| {name} | {t:.1f} | {mb / t:.1f} | {len(docs) / t:,.0f} | {note} |")
         if not same:
             sys.exit("the two pipelines wrote different tokens")
     finally:

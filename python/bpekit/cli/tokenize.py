@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         size = sum(f["bytes"] for s in manifest["shards"] for f in s["files"])
         print(
             f"tokenized {manifest['documents']:,} documents into {manifest['tokens']:,} tokens, "
-            f"{len(manifest['shards'])} shards ({human_bytes(size)}, {manifest['settings']['dtype']}) "
+            f"{len(manifest['shards'])} shard{'' if len(manifest['shards']) == 1 else 's'} ({human_bytes(size)}, {manifest['settings']['dtype']}) "
             f"-> {args.output} [{seconds:.1f} s]",
             file=sys.stderr,
         )

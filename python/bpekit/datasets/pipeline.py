@@ -9,8 +9,9 @@ same :class:`~bpekit.datasets.writer.ShardWriter`, so their output is byte-ident
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bpekit.datasets import manifest as manifest_file
 from bpekit.datasets.inputs import batches
@@ -86,7 +87,8 @@ def tokenize(
 
 def _tokenize_local(plan: Plan, writer: ShardWriter, tracker: Tracker, threads: int) -> None:
     start = tuple(writer.manifest["position"])
-    for index, first, docs in prefetched(batches(plan.sources, plan.options, start)):  # type: ignore[arg-type]
+    ahead = cast(Iterator[tuple[int, int, list[str]]], prefetched(batches(plan.sources, plan.options, start)))  # type: ignore[arg-type]
+    for index, first, docs in ahead:
         flat, offsets = plan.encoding.encode_batch_to_numpy(docs, num_threads=threads, disallowed_special=())
         ids, lengths = with_specials(flat, offsets, plan.bos, plan.eos)
         writer.add(index, first, ids, lengths)

@@ -64,8 +64,6 @@ class Tracker:
         self.text_bytes += text_bytes
         self.tokens += tokens
         done = self.before[index] + min(self.in_current, self.sizes[index])
-        self.bar.update(
-            TokenizeProgress(
-                self.documents, self.text_bytes, self.tokens, done, sum(self.sizes), time.perf_counter() - self.start
-            )
-        )
+        elapsed = time.perf_counter() - self.start
+        report = TokenizeProgress(self.documents, self.text_bytes, self.tokens, done, sum(self.sizes), elapsed)
+        self.bar.update(report)  # type: ignore[arg-type]  # TokenizeBar.render draws TokenizeProgress
