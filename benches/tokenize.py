@@ -68,7 +68,7 @@ def sha256(path: Path) -> str:
 def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
     """Wall seconds of a command, and the last line it printed (its own phase timings)."""
     start = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
     lines = (proc.stdout + proc.stderr).strip().splitlines()
     return time.perf_counter() - start, lines[-1] if lines else ""
 
@@ -83,7 +83,6 @@ def main() -> None:
 
     import pyarrow as pa
     import pyarrow.parquet as pq
-
     from bpekit.train import train
 
     work = Path(tempfile.mkdtemp(prefix="bpekit-bench-tokenize-"))

@@ -66,3 +66,11 @@ def test_cli_as_a_process(tmp_path, tokenizer_file) -> None:
     )  # fmt: skip
     assert proc.returncode == 1
     assert proc.stderr.strip() == f"bpekit: error: input not found (or an empty directory or glob): {str(tmp_path / 'none.txt')!r}"
+
+
+def test_ray_engine_without_ray_names_the_extra(tmp_path, h, tokenizer_file, monkeypatch, capsys) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError, as when it is not installed
+    src = h.write_jsonl(tmp_path / "in.jsonl", ["some text"])
+    rc = main(["tokenize", str(src), "-o", str(tmp_path / "out"), "-t", str(tokenizer_file), "--engine", "ray"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "pip install 'bpekit[ray]'" in err and err.count("\n") == 1
