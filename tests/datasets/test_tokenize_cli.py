@@ -65,7 +65,7 @@ def test_cli_as_a_process(tmp_path, tokenizer_file) -> None:
         check=False, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert proc.returncode == 1
-    assert proc.stderr.strip() == f"bpekit: error: input not found (or an empty directory or glob): {str(tmp_path / 'none.txt')!r}"
+    assert proc.stderr.strip() == f"bpekit tokenize: error: input not found (or an empty directory or glob): {str(tmp_path / 'none.txt')!r}"
 
 
 def test_ray_engine_without_ray_names_the_extra(tmp_path, h, tokenizer_file, monkeypatch, capsys) -> None:

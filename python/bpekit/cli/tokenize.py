@@ -21,6 +21,12 @@ from bpekit.datasets.plan import DEFAULT_SHARD_SIZE
 from bpekit.train.progress import human_bytes
 
 
+EXAMPLES = [
+    "bpekit tokenize data/*.jsonl -o shards/ -t o200k_base --eos",
+    "bpekit tokenize web.parquet -o shards/ -t tok.json --format megatron --eos",
+]
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text.replace("_", ""))
