@@ -116,3 +116,23 @@ def test_a_document_longer_than_a_shard_gets_its_own(tmp_path, encoding, tokeniz
     counts = [len(encoding.encode_ordinary(d)) for d in docs]
     assert [s["tokens"] for s in m["shards"]] == counts
     assert [s["documents"] for s in m["shards"]] == [1, 1, 1]
+
+
+def test_real_corpus_matches_tiktoken(tmp_path, data_dir) -> None:
+    """A few Tatoeba files, one document per line, o200k_base: the shards hold what tiktoken (an
+    independent implementation) gives for each line, then EOS."""
+    from peers import tiktoken_encoding
+
+    files = sorted((data_dir / "corpora" / "tatoeba").glob("tatoeba.*"))[::25]
+    out = tmp_path / "out"
+    m = tokenize(files, out, "o200k_base", lines=True, eos=True, shard_size=20_000, show_progress=False)
+    enc = tiktoken_encoding("o200k_base")
+    expect: list[int] = []
+    for f in files:
+        for line in f.read_text(encoding="utf-8").split("\n"):
+            line = line.removesuffix("\r")
+            if line:
+                expect += enc.encode_ordinary(line) + [enc.eot_token]
+    got = np.concatenate([np.fromfile(out / s["files"][0]["name"], dtype="<u4") for s in m["shards"]])
+    assert m["settings"]["dtype"] == "uint32" and len(m["shards"]) > 1
+    assert got.tolist() == expect
