@@ -13,11 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
+import numpy as np
+
 from bpekit.datasets import manifest as manifest_file
 from bpekit.datasets.inputs import batches
 from bpekit.datasets.plan import DEFAULT_SHARD_SIZE, Plan, make_plan
 from bpekit.datasets.progress import TokenizeBar, Tracker
 from bpekit.datasets.writer import ShardWriter, with_specials
+from bpekit.encoding import Encoding, _valid_texts
 from bpekit.errors import UsageError
 from bpekit.train.sources import prefetched
 
@@ -25,7 +28,21 @@ ENGINES = ("local", "ray")
 
 
 def text_bytes(docs: list[str]) -> int:
-    return sum(len(d.encode("utf-8", "surrogatepass")) for d in docs)
+    """UTF-8 bytes of the documents (for the MB/s figure). One join and one encode: 10x cheaper
+    than encoding each document (0.4 s -> 0.04 s on 91k Bible verses)."""
+    return len("".join(docs).encode("utf-8", "surrogatepass"))
+
+
+def encode_documents(encoding: Encoding, docs: list[str], threads: int) -> tuple[np.ndarray, np.ndarray]:
+    """``encode_ordinary`` of every document, as one flat ``uint32`` array and ``int64`` offsets.
+
+    Performance note: this calls the core's batch encoder directly. The public
+    ``Encoding.encode_batch_to_numpy(docs, disallowed_special=())`` checks the type of every
+    document and runs the special-token policy once per document in Python; on 91k Bible verses
+    (12 files, 2 threads) that was 1.2 s of Python next to 3.6 s of encoding. Here the readers
+    already guarantee ``str`` and ordinary encoding has no policy to apply.
+    """
+    return _valid_texts(encoding._core_bpe.encode_batch_flat, docs, [], threads)  # type: ignore[no-any-return]
 
 
 def tokenize(
@@ -89,7 +106,7 @@ def _tokenize_local(plan: Plan, writer: ShardWriter, tracker: Tracker, threads: 
     start = tuple(writer.manifest["position"])
     ahead = cast(Iterator[tuple[int, int, list[str]]], prefetched(batches(plan.sources, plan.options, start)))  # type: ignore[arg-type]
     for index, first, docs in ahead:
-        flat, offsets = plan.encoding.encode_batch_to_numpy(docs, num_threads=threads, disallowed_special=())
+        flat, offsets = encode_documents(plan.encoding, docs, threads)
         ids, lengths = with_specials(flat, offsets, plan.bos, plan.eos)
         writer.add(index, first, ids, lengths)
         tracker.update(index, len(docs), text_bytes(docs), len(ids))

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from bpekit.datasets.inputs import Position, Source, batches
+from bpekit.datasets.pipeline import encode_documents, text_bytes
 from bpekit.datasets.plan import Plan, load_tokenizer
 from bpekit.datasets.progress import Tracker
 from bpekit.datasets.writer import ShardWriter, with_specials
@@ -100,9 +101,9 @@ class BatchEncoder:
             else:
                 runs.append([index, 1])
         docs = list(batch["doc"])
-        flat, offsets = self.encoding.encode_batch_to_numpy(docs, num_threads=1, disallowed_special=())
+        flat, offsets = encode_documents(self.encoding, docs, 1)
         ids, lengths = with_specials(flat, offsets, self.bos, self.eos)
-        size = sum(len(d.encode("utf-8", "surrogatepass")) for d in docs)
+        size = text_bytes(docs)
         return {
             "runs": np.array([json.dumps(runs)], dtype=object),
             "ids": np.array([ids.astype("<u4").tobytes()], dtype=object),
