@@ -91,3 +91,11 @@ def _no_specials(tmp_path):
     path = tmp_path / "plain.json"
     train(iter(["abc abc abd"] * 5), vocab_size=258, show_progress=False).save(path)
     return path
+
+
+def test_lone_surrogates_are_replaced_as_in_encode(tmp_path, h, encoding, tokenizer_file) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"text": "bad \\ud800 half"}\n{"text": "pair \\ud83d\\ude00 ok"}\n', encoding="utf-8")
+    run([path], tmp_path / "out", tokenizer_file)
+    assert h.read_all(tmp_path / "out") == h.expected_stream(encoding, ["bad \ud800 half", "pair \U0001f600 ok"])
+    assert encoding.decode(h.read_all(tmp_path / "out")).startswith("bad \ufffd half")
