@@ -54,19 +54,40 @@ def sniff_tiktoken(head: bytes, path: str) -> bool:
     return _TIKTOKEN_LINE.match(head) is not None
 
 
+def sniff_gguf(head: bytes, path: str) -> bool:
+    return head.startswith(b"GGUF")
+
+
+def sniff_minbpe(head: bytes, path: str) -> bool:
+    return head.startswith(b"minbpe v1")
+
+
+def sniff_gpt2(head: bytes, path: str) -> bool:
+    name = os.path.basename(path)
+    return name in ("encoder.json", "vocab.bpe") or head.startswith(b"#version") or (
+        os.path.isdir(path) and os.path.isfile(os.path.join(path, "encoder.json"))
+    )
+
+
 FORMATS: list[Format] = [
     Format("bpekit", sniff_bpekit, "bpekit.tokenizer:Tokenizer.load"),
     Format("hf", sniff_hf, "bpekit.formats.hf:load"),
+    Format("gguf", sniff_gguf, "bpekit.formats.gguf:load"),
+    Format("minbpe", sniff_minbpe, "bpekit.formats.minbpe_file:load"),
+    Format("gpt2", sniff_gpt2, "bpekit.formats.gpt2:load"),
     Format("sentencepiece", sniff_sentencepiece, "bpekit.formats.detect:load_sentencepiece"),
-    Format("tiktoken", sniff_tiktoken, "bpekit.formats.detect:load_tiktoken"),
+    Format("tiktoken", sniff_tiktoken, "bpekit.formats.tiktoken_file:load"),
 ]
 
 
 def detect(path: str | os.PathLike[str]) -> Format:
     """The row of ``FORMATS`` that accepts the file; ``FormatError`` if none does."""
     name = os.fspath(path)
-    with open(name, "rb") as f:
-        head = f.read(HEAD_BYTES)
+    if os.path.isdir(name):
+        head = b""  # a folder: GPT-2's encoder.json + vocab.bpe
+    else:
+        with open(name, "rb") as f:
+            head = f.read(HEAD_BYTES)
     for row in FORMATS:
         if row.sniff(head, name):
             return row
