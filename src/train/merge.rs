@@ -17,6 +17,7 @@
 //!
 //! A merge whose bytes are already a token (`a + bc` after `ab + c`) reuses that token's id and
 //! adds no new one, as in Hugging Face's trainer; it still appears in the merge list.
+//! (Not in the first-seen mode, `first_seen.rs`, where every merge makes a new id, as in minbpe.)
 //!
 //! Performance notes (50 MB benchmark mix, vocab 32,768, 603k words): most of the time goes to
 //! hash lookups and to visiting words, so the per-merge deltas (with the words gaining each new

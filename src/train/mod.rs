@@ -11,6 +11,10 @@
 //! wins; among equal counts, the smallest `(left token bytes, right token bytes)` in byte order.
 //! So the same input gives the same merges whatever the thread count or the word order, and the
 //! textbook trainer (count all pairs, merge the best, repeat) gives exactly the same list.
+//!
+//! A second mode, [`first_seen`], has minbpe's rule instead (ties to the pair seen first in the
+//! text, a new id for every merge), for `bpekit.minbpe`; it needs the words in text order
+//! ([`learn_ordered`]).
 
 pub mod apply;
 pub mod count;
