@@ -119,7 +119,9 @@ impl PieceCache {
             self.reset(capacity);
         }
         let hash = hash_of(piece);
-        let Err(i) = self.find(piece, hash) else { return };
+        let Err(i) = self.find(piece, hash) else {
+            return;
+        };
         self.slots[i] = Slot {
             hash,
             key_at: self.keys.len() as u32,

@@ -48,7 +48,10 @@ fn pack2(bytes: &[u8]) -> [u64; 2] {
     buf[..bytes.len()].copy_from_slice(bytes);
     buf[15] = bytes.len() as u8;
     let (lo, hi) = buf.split_at(8);
-    [u64::from_le_bytes(lo.try_into().unwrap_or_default()), u64::from_le_bytes(hi.try_into().unwrap_or_default())]
+    [
+        u64::from_le_bytes(lo.try_into().unwrap_or_default()),
+        u64::from_le_bytes(hi.try_into().unwrap_or_default()),
+    ]
 }
 
 /// A key the open-addressing table can hold: `EMPTY` is never a real key (the length byte of a
@@ -70,7 +73,8 @@ impl PackedKey for [u64; 2] {
     const EMPTY: [u64; 2] = [u64::MAX; 2];
     #[inline(always)]
     fn hash(self) -> u64 {
-        (self[0] ^ self[1].rotate_left(29).wrapping_mul(0xD6E8_FEB8_6659_FD93)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        (self[0] ^ self[1].rotate_left(29).wrapping_mul(0xD6E8_FEB8_6659_FD93))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 }
 
@@ -84,7 +88,10 @@ struct PackedTable<K> {
 impl<K: PackedKey> PackedTable<K> {
     fn new(entries: &[(K, Rank)]) -> Self {
         let n = (entries.len() * 2).max(16).next_power_of_two();
-        let mut t = PackedTable { slots: vec![(K::EMPTY, NO_RANK); n].into_boxed_slice(), shift: 64 - n.trailing_zeros() };
+        let mut t = PackedTable {
+            slots: vec![(K::EMPTY, NO_RANK); n].into_boxed_slice(),
+            shift: 64 - n.trailing_zeros(),
+        };
         let mask = n - 1;
         for &(k, r) in entries {
             let mut i = (k.hash() >> t.shift) as usize;
@@ -149,7 +156,12 @@ impl FastRanks {
                 long.insert(k.as_slice().into(), v);
             }
         }
-        FastRanks { direct, short: PackedTable::new(&short), medium: PackedTable::new(&medium), long }
+        FastRanks {
+            direct,
+            short: PackedTable::new(&short),
+            medium: PackedTable::new(&medium),
+            long,
+        }
     }
 }
 
@@ -175,8 +187,18 @@ mod tests {
     fn packed_keys_are_distinct_by_length() {
         let mut r: FxHashMap<Vec<u8>, Rank> = FxHashMap::default();
         let keys: [&[u8]; 12] = [
-            b"a", b"a\0", b"\0", b"", b"abcdefg", b"abcdefgh", b"\0\0\0\0\0\0\0", b"ab", b"\xff\xff",
-            b"abcdefghijklmno", b"abcdefghijklmnop", b"abcdefgh\0",
+            b"a",
+            b"a\0",
+            b"\0",
+            b"",
+            b"abcdefg",
+            b"abcdefgh",
+            b"\0\0\0\0\0\0\0",
+            b"ab",
+            b"\xff\xff",
+            b"abcdefghijklmno",
+            b"abcdefghijklmnop",
+            b"abcdefgh\0",
         ];
         for (i, k) in keys.iter().enumerate() {
             r.insert(k.to_vec(), i as Rank);
@@ -185,7 +207,15 @@ mod tests {
         for (k, v) in &r {
             assert_eq!(f.rank_of(k), Some(*v), "{k:?}");
         }
-        for missing in [&b"b"[..], b"a\0\0", b"abcdefghi", b"ba", b"\xff", b"abcdefghijklmn", b"abcdefgh\0\0"] {
+        for missing in [
+            &b"b"[..],
+            b"a\0\0",
+            b"abcdefghi",
+            b"ba",
+            b"\xff",
+            b"abcdefghijklmn",
+            b"abcdefgh\0\0",
+        ] {
             assert_eq!(f.rank_of(missing), None, "{missing:?}");
         }
     }

@@ -40,9 +40,17 @@ pub fn encode_into<R: RankLookup>(ranks: &R, piece: &[u8], out: &mut Vec<Rank>) 
     let mut len = n + 1;
 
     #[inline(always)]
-    fn pair_rank<R: RankLookup>(ranks: &R, piece: &[u8], parts: &[(u32, Rank)], len: usize, i: usize) -> Rank {
+    fn pair_rank<R: RankLookup>(
+        ranks: &R,
+        piece: &[u8],
+        parts: &[(u32, Rank)],
+        len: usize,
+        i: usize,
+    ) -> Rank {
         if i + 3 < len {
-            ranks.rank_of(&piece[parts[i].0 as usize..parts[i + 3].0 as usize]).unwrap_or(Rank::MAX)
+            ranks
+                .rank_of(&piece[parts[i].0 as usize..parts[i + 3].0 as usize])
+                .unwrap_or(Rank::MAX)
         } else {
             Rank::MAX
         }
