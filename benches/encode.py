@@ -6,7 +6,12 @@ median MB/s and the median of the per-round speed ratios to tiktoken (machines h
 ratios from the same round are what to trust). Ids are checked identical to tiktoken first; any
 difference aborts the run.
 
-    python benches/encode.py [--rounds 5] [--encodings cl100k_base o200k_base] [--numpy]
+    python benches/encode.py [--rounds 5] [--encodings cl100k_base o200k_base] [--numpy] [--cpu]
+        [--no-cache]
+
+``--cpu`` times each library by the CPU time of the calling thread (every library here encodes on
+that thread) instead of the wall clock, which keeps ratios usable on a machine busy with other
+jobs; ``--no-cache`` turns bpekit's pre-token cache off.
 """
 
 from __future__ import annotations
@@ -42,9 +47,11 @@ def tiktoken_encoding(name: str):  # noqa: ANN201
     return tiktoken.Encoding(name, pat_str=PATTERNS[name], mergeable_ranks=ranks, special_tokens=SPECIALS[name])
 
 
-def libraries(name: str, numpy: bool) -> dict[str, Callable[[str], object]]:
+def libraries(name: str, numpy: bool, cache: bool = True) -> dict[str, Callable[[str], object]]:
     libs: dict[str, Callable[[str], object]] = {}
     enc = bpekit.get_encoding(name)
+    if not cache:
+        enc.pretoken_cache_bytes = 0
     tk = tiktoken_encoding(name)
     libs["tiktoken"] = tk.encode_ordinary
     libs["bpekit"] = enc.encode_ordinary
@@ -64,7 +71,9 @@ def check_identical(libs: dict[str, Callable[[str], object]], docs: list[str]) -
                 raise SystemExit(f"MISMATCH: {lib} differs from tiktoken on document {i}: {d[:80]!r}")
 
 
-def run(docs: list[str], libs: dict[str, Callable[[str], object]], rounds: int) -> dict[str, tuple[float, float]]:
+def run(
+    docs: list[str], libs: dict[str, Callable[[str], object]], rounds: int, clock: Callable[[], float] = time.perf_counter
+) -> dict[str, tuple[float, float]]:
     mb = size_mb(docs)
     speeds: dict[str, list[float]] = {k: [] for k in libs}
     ratios: dict[str, list[float]] = {k: [] for k in libs}
@@ -74,10 +83,10 @@ def run(docs: list[str], libs: dict[str, Callable[[str], object]], rounds: int) 
         this: dict[str, float] = {}
         for lib in order:
             fn = libs[lib]
-            t0 = time.perf_counter()
+            t0 = clock()
             for d in docs:
                 fn(d)
-            this[lib] = mb / (time.perf_counter() - t0)
+            this[lib] = mb / (clock() - t0)
         for lib in names:
             speeds[lib].append(this[lib])
             ratios[lib].append(this[lib] / this["tiktoken"])
@@ -90,22 +99,26 @@ def main() -> None:
     ap.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
     ap.add_argument("--corpora", nargs="+", default=list(CORPORA))
     ap.add_argument("--numpy", action="store_true", help="also time encode_to_numpy")
+    ap.add_argument("--cpu", action="store_true", help="time by this thread's CPU time, not wall time")
+    ap.add_argument("--no-cache", action="store_true", help="turn bpekit's pre-token cache off")
     args = ap.parse_args()
+    clock = time.thread_time if args.cpu else time.perf_counter
     corpora = {c: CORPORA[c]() for c in args.corpora}
     header = None
     for name in args.encodings:
-        libs = libraries(name, args.numpy)
+        libs = libraries(name, args.numpy, cache=not args.no_cache)
         if header is None:
             header = "| encoding | corpus (MB) | " + " | ".join(libs) + " |"
             print(header)
             print("|" + "---|" * (2 + len(libs)))
         for corpus, docs in corpora.items():
             check_identical(libs, docs)
-            res = run(docs, libs, args.rounds)
+            res = run(docs, libs, args.rounds, clock)
             cells = [f"{s:.1f} ({r:.2f}x)" for s, r in res.values()]
             print(f"| {name} | {corpus} ({size_mb(docs):.2f}) | " + " | ".join(cells) + " |", flush=True)
     print(f"\nMB/s of input, median of {args.rounds} rounds (median per-round ratio to tiktoken); "
-          f"bpekit {bpekit.__version__}, single thread, per-document calls.")
+          f"bpekit {bpekit.__version__}, single thread, per-document calls, "
+          f"{'CPU' if args.cpu else 'wall'} time{', pre-token cache off' if args.no_cache else ''}.")
 
 
 if __name__ == "__main__":

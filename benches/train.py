@@ -1,6 +1,6 @@
 """Training benchmark: bpekit against Hugging Face tokenizers, SentencePiece (BPE) and the other
-BPE trainers that are installed (bpeasy, rustbpe), on a fixed mix of English, code and
-multilingual text, to a fixed vocabulary size.
+BPE trainers that are installed (bpeasy, rustbpe, youtokentome), on a fixed mix of English, code
+and multilingual text, to a fixed vocabulary size.
 
     python benches/train.py                      # 50 MB mix, vocab 32,768, every trainer found
     python benches/train.py --size-mb 5 --only bpekit hf
@@ -10,7 +10,9 @@ The mix is built deterministically from the shared data (``$BPEKIT_TEST_DATA``, 
 the rest Bible and Tatoeba text in 150+ languages; a held-out sample of each domain is kept apart
 for measuring compression. Each trainer runs in its own subprocess, which reports the wall time of
 training alone, its peak RSS when training ends (the whole process, interpreter included: VmHWM)
-and bytes per token on the held-out lines. Results go to ``<out>/results.json`` and a Markdown table to stdout.
+and bytes per token on the held-out lines. bpekit also reports its two phases (counting, merging)
+and, as ``bpekit-from-counts``, training from word counts saved beforehand (loading included).
+Results go to ``<out>/results.json`` and a Markdown table to stdout.
 """
 
 from __future__ import annotations
@@ -26,7 +28,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("BPEKIT_TEST_DATA", ROOT.parent / "shared" / "data"))
-TRAINERS = ["bpekit", "bpekit-1-thread", "hf", "sentencepiece", "bpeasy", "rustbpe"]
+TRAINERS = [
+    "bpekit",
+    "bpekit-1-thread",
+    "bpekit-from-counts",
+    "hf",
+    "sentencepiece",
+    "bpeasy",
+    "rustbpe",
+    "youtokentome",
+]
 
 
 # ---- the mix ----
@@ -100,14 +111,22 @@ def run_worker(name: str, mix: Path, heldout: Path, vocab_size: int, result: Pat
     from bpekit.patterns import O200K
 
     lines = [line for line in heldout.read_text(encoding="utf-8").split("\n") if line]
+    phases: dict[str, float] = {}
     start = time.perf_counter()
     if name.startswith("bpekit"):
-        import bpekit.train
+        from bpekit.train.counts import WordCounts
+        from bpekit.train.trainer import Trainer
 
-        tok = bpekit.train.train(
-            mix, vocab_size=vocab_size, pattern="o200k", show_progress=False, threads=1 if "1-thread" in name else 0
-        )
+        trainer = Trainer(vocab_size, pattern="o200k", show_progress=False, threads=1 if "1-thread" in name else 0)
+        if name == "bpekit-from-counts":
+            counts = WordCounts.load(result.parent / "mix.counts")
+            phases["load"] = time.perf_counter() - start
+        else:
+            trainer.count(mix)
+            counts = trainer.counts
+        tok = trainer.train_from_counts(counts, consume=True)
         seconds, peak = time.perf_counter() - start, peak_rss_mb()
+        phases.update(trainer.timings)
         n_tokens = sum(len(ids) for ids in tok.encode_batch(lines, disallowed_special=()))
     elif name == "hf":
         from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
@@ -147,6 +166,13 @@ def run_worker(name: str, mix: Path, heldout: Path, vocab_size: int, result: Pat
         seconds, peak = time.perf_counter() - start, peak_rss_mb()
         sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
         n_tokens = sum(len(ids) for ids in sp.encode(lines))
+    elif name == "youtokentome":
+        import youtokentome as yttm
+
+        model = str(result.with_suffix(".yttm"))
+        yttm.BPE.train(data=str(mix), model=model, vocab_size=vocab_size, n_threads=-1)
+        seconds, peak = time.perf_counter() - start, peak_rss_mb()
+        n_tokens = sum(len(ids) for ids in yttm.BPE(model=model).encode(lines))
     else:
         import tiktoken
 
@@ -171,12 +197,20 @@ def run_worker(name: str, mix: Path, heldout: Path, vocab_size: int, result: Pat
         n_tokens = sum(len(ids) for ids in enc.encode_ordinary_batch(lines))
     n_bytes = sum(len(line.encode()) for line in lines)
     result.write_text(
-        json.dumps({"name": name, "seconds": seconds, "peak_rss_mb": peak, "bytes_per_token": n_bytes / n_tokens})
+        json.dumps(
+            {
+                "name": name,
+                "seconds": seconds,
+                "peak_rss_mb": peak,
+                "bytes_per_token": n_bytes / n_tokens,
+                "phases": phases,
+            }
+        )
     )
 
 
 def available(name: str) -> bool:
-    module = {"hf": "tokenizers", "bpekit-1-thread": "bpekit"}.get(name, name)
+    module = "bpekit" if name.startswith("bpekit") else {"hf": "tokenizers"}.get(name, name)
     try:
         __import__(module)
     except ImportError:
@@ -201,8 +235,13 @@ def main() -> None:
     mix, heldout = build_mix(args.out, args.size_mb)
     print(f"mix: {mix.stat().st_size / 1e6:.1f} MB, held-out: {heldout.stat().st_size / 1e6:.1f} MB, "
           f"vocab {args.vocab_size:,}, {os.cpu_count()} cores", file=sys.stderr)
+    names = args.only or TRAINERS
+    if "bpekit-from-counts" in names:  # the saved counts it starts from (not timed)
+        from bpekit.train import count
+
+        count(mix, pattern="o200k", show_progress=False).save(args.out / "mix.counts")
     results = []
-    for name in args.only or TRAINERS:
+    for name in names:
         if not available(name):
             print(f"{name}: not installed, skipped", file=sys.stderr)
             continue
@@ -237,7 +276,8 @@ def table(results: list[dict], timeout: float) -> str:
         rows.append(
             f"| {r['name']} | {r['seconds']:.1f} | {speed} | {r['peak_rss_mb']:.0f} | {mem} | {r['bytes_per_token']:.3f} |"
         )
-    return "\n".join(rows)
+    phases = [f"{r['name']}: " + ", ".join(f"{k} {v:.2f} s" for k, v in r["phases"].items()) for r in results if r.get("phases")]
+    return "\n".join(rows + [""] + phases)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ token identical to tiktoken and several times faster.
 
 from __future__ import annotations
 
-from bpekit import errors, patterns
+from bpekit import errors, patterns, pipeline
 from bpekit._core import __version__
 from bpekit.encoding import Encoding
 from bpekit.errors import BpekitError
@@ -34,6 +34,7 @@ __all__ = [
     "encoding_name_for_model",
     "errors",
     "patterns",
+    "pipeline",
     "train",
     "train_from_counts",
     "get_encoding",

@@ -1,7 +1,14 @@
-"""``Tokenizer``: a byte-level BPE model (pattern, merges, special tokens, how it was trained) that
-encodes with the Rust core and saves to a self-describing, versioned file.
+"""``Tokenizer``: the stages of :mod:`bpekit.pipeline` composed (added tokens, normalizer,
+pre-tokenizer, model, post-processor, decoder), loaded from any supported file by ``from_file``.
 
-Ids: byte ``b`` is token ``b``; merge ``i`` makes the next new token (``256 + i`` unless an earlier
+Two kinds of model sit in it. A *rank model* (``RankBPE``: bpekit-trained tokenizers, tiktoken
+rank files, ``from_encoding``) encodes entirely in the Rust core with tiktoken's special-token
+policy. A *pipeline* (``tokenizer.json``, SentencePiece) encodes as its library does: added tokens
+first, then each stage, with the Rust pre-tokenizer standing in where provably the same
+(``pipeline/fast.py``).
+
+The trained byte-level model (pattern, merges, special tokens, how it was trained) saves to a
+self-describing, versioned file. Ids: byte ``b`` is token ``b``; merge ``i`` makes the next new token (``256 + i`` unless an earlier
 merge already spelled the same bytes, see docs/training.md); special tokens come after. Because
 ids follow merge order, the ids are tiktoken-style ranks and rank-order BPE (``CoreBPE``) encodes
 exactly with them.
@@ -23,17 +30,50 @@ import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-
-from bpekit.encoding import Encoding
 from bpekit.atomicfile import atomic_write
-from bpekit.errors import BpekitError, FormatError, InvalidTokenError, VocabError
-from bpekit.tokenizer_export import hf_text, tiktoken_sidecar, tiktoken_text
+from bpekit.encoding import Encoding, _check_text, _fix_surrogates
+from bpekit.errors import BpekitError, FormatError, InputTypeError, InvalidTokenError, UsageError, VocabError
+from bpekit.formats.recover import recover_merges
+from bpekit.pipeline import decoders, pre_tokenizers
+from bpekit.pipeline.added_tokens import AddedToken, AddedVocabulary
+from bpekit.pipeline.base import Pattern
+from bpekit.pipeline.byte_level import to_chars
+from bpekit.pipeline.fast import core_splitter
+from bpekit.pipeline.models import BPE
+from bpekit.pipeline.rank_model import RankBPE, SentencePieceStage
+from bpekit.tokenizer_export import onig_pattern, tiktoken_sidecar, tiktoken_text
 
 FORMAT = "bpekit"
 VERSION = 1
 
 Pair = tuple[bytes, bytes]
 Specials = Literal["all"] | Collection[str]
+
+
+_PIECE_CACHE = 1 << 17
+
+
+def _has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _specials(special_tokens: Mapping[str, int] | Sequence[str], first_id: int) -> dict[str, int]:
+    if isinstance(special_tokens, Mapping):
+        specials = {str(s): int(i) for s, i in special_tokens.items()}
+    else:
+        if isinstance(special_tokens, str):
+            raise VocabError("special_tokens must be a sequence of strings, not one string")
+        specials = {s: first_id + i for i, s in enumerate(special_tokens)}
+        if len(specials) != len(special_tokens):
+            raise VocabError(f"special tokens must be distinct: {list(special_tokens)!r}")
+    clash = [s for s, i in specials.items() if i < first_id or not s]
+    if clash:
+        raise VocabError(f"special tokens {clash!r} are empty or have the id of an ordinary token")
+    return specials
 
 
 def ranks_from_merges(merges: Iterable[Pair]) -> dict[bytes, int]:
@@ -47,72 +87,168 @@ def ranks_from_merges(merges: Iterable[Pair]) -> dict[bytes, int]:
 
 
 class Tokenizer:
-    """A trained byte-level BPE tokenizer."""
+    """A tokenizer pipeline: added tokens, ``normalizer``, ``pre_tokenizer``, ``model``,
+    ``post_processor``, ``decoder`` (Hugging Face's design), loaded from any supported file with
+    :meth:`from_file`.
+
+    ``Tokenizer(pattern=..., merges=..., special_tokens=...)`` is the byte-level BPE tokenizer that
+    bpekit trains (a rank model encoded by the Rust core, tiktoken's special-token policy);
+    ``Tokenizer(model, normalizer=..., ...)`` composes stages of :mod:`bpekit.pipeline`.
+    """
 
     def __init__(
         self,
+        model: Any = None,
         *,
-        pattern: str,
-        merges: Sequence[Pair],
+        normalizer: Any = None,
+        pre_tokenizer: Any = None,
+        post_processor: Any = None,
+        decoder: Any = None,
+        added_tokens: Iterable[AddedToken] = (),
+        pattern: str | None = None,
+        merges: Sequence[Pair] | None = None,
         special_tokens: Mapping[str, int] | Sequence[str] = (),
         training: Mapping[str, Any] | None = None,
         pattern_name: str | None = None,
     ) -> None:
-        if not isinstance(pattern, str):
-            raise FormatError(f"pattern must be a str, got {type(pattern).__name__}")
+        self.source_format: str | None = None
+        self.source_document: Any = None  # what a loader read, to re-save unchanged parts byte-exactly
+        self.hf_layout: tuple[int | None, bool, bool] | None = None  # JSON layout of a loaded tokenizer.json
+        self.encoding: Encoding | None = None
+        if model is None:
+            if pattern is None or merges is None:
+                raise UsageError("Tokenizer needs a model, or pattern= and merges= for a byte-level BPE")
+            if not isinstance(pattern, str):
+                raise FormatError(f"pattern must be a str, got {type(pattern).__name__}")
+            self._merges: list[Pair] | None = [(bytes(a), bytes(b)) for a, b in merges]
+            ranks = ranks_from_merges(self._merges)
+            self._init_ranks(ranks, _specials(special_tokens, len(ranks)), pattern, "bpekit-trained")
+            self.pattern_name = pattern_name
+            self.training: dict[str, Any] = dict(training or {})
+            return
+        self.pattern: str | None = None
+        self.pattern_name = None
+        self.training = {}
+        self.normalizer = normalizer
+        self.pre_tokenizer = pre_tokenizer
+        self.model = model
+        self.post_processor = post_processor
+        self.decoder = decoder
+        self.added_tokens = AddedVocabulary(added_tokens, normalizer.normalize if normalizer else None)
+        self.special_tokens = {t.content: t.id for t in self.added_tokens.tokens if t.special}
+        self._built_for: tuple[int, ...] = ()
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Rebuilds what depends on the stages when one was replaced (stages are values: replace a
+        stage rather than change it in place)."""
+        key = (id(self.normalizer), id(self.pre_tokenizer), id(self.model))
+        if key == self._built_for:
+            return
+        if id(self.normalizer) != (self._built_for or (None,))[0]:
+            normalize = self.normalizer.normalize if self.normalizer is not None else None
+            self.added_tokens = AddedVocabulary(self.added_tokens.tokens, normalize)
+        self._splitter = core_splitter(self.pre_tokenizer) if isinstance(self.model, BPE) else None
+        self._pieces: dict[str, list[int]] = {}
+        self._built_for = key
+
+    def _init_ranks(self, ranks: dict[bytes, int], specials: dict[str, int], pattern: str, name: str,
+                    encoding: Encoding | None = None) -> None:
         self.pattern = pattern
-        self.pattern_name = pattern_name
-        self.merges: list[Pair] = [(bytes(a), bytes(b)) for a, b in merges]
-        self.ranks = ranks_from_merges(self.merges)
-        if isinstance(special_tokens, Mapping):
-            specials = {str(s): int(i) for s, i in special_tokens.items()}
-        else:
-            if isinstance(special_tokens, str):
-                raise VocabError("special_tokens must be a sequence of strings, not one string")
-            specials = {s: len(self.ranks) + i for i, s in enumerate(special_tokens)}
-            if len(specials) != len(special_tokens):
-                raise VocabError(f"special tokens must be distinct: {list(special_tokens)!r}")
-        clash = [s for s, i in specials.items() if i < len(self.ranks) or not s]
-        if clash:
-            raise VocabError(f"special tokens {clash!r} are empty or have the id of an ordinary token")
+        self.ranks = ranks
         self.special_tokens = specials
-        self.training: dict[str, Any] = dict(training or {})
-        self.encoding = Encoding(
-            "bpekit-trained", pat_str=pattern, mergeable_ranks=self.ranks, special_tokens=specials
-        )
-        self._decoder = {i: t for t, i in self.ranks.items()}
+        self.encoding = encoding or Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials)
+        self._decoder = {i: t for t, i in ranks.items()}
         self._special_ids = {i: s for s, i in specials.items()}
+        byte_level = {"add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+        self.normalizer = None
+        self.pre_tokenizer = pre_tokenizers.Sequence(
+            [pre_tokenizers.Split(Pattern(onig_pattern(pattern), True), "Isolated"), pre_tokenizers.ByteLevel(**byte_level)]
+        )
+        self.model = RankBPE(self.encoding)
+        self.post_processor = None
+        self.decoder = decoders.ByteLevel(**byte_level)
+        self.added_tokens = AddedVocabulary(AddedToken(i, s) for s, i in specials.items())
+
+    @classmethod
+    def from_encoding(cls, encoding: Encoding) -> Tokenizer:
+        """The rank model of a bpekit (tiktoken-compatible) ``Encoding``: same pattern, ranks, specials."""
+        self = cls.__new__(cls)
+        self.source_format, self.source_document, self.pattern_name, self.training = None, None, None, {}
+        self.hf_layout = None
+        self._merges = None
+        self._init_ranks(encoding._mergeable_ranks, dict(encoding._special_tokens), encoding._pat_str,
+                         encoding.name, encoding)
+        return self
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], **overrides: Any) -> Tokenizer:
+        """Loads any supported file, detecting its format (``bpekit.formats.detect``); ``overrides``
+        go to that format's loader (e.g. ``format=``, ``pattern=``, ``special_tokens=``, ``seed=``)."""
+        from bpekit.formats.detect import load_file
+
+        return load_file(path, **overrides)
 
     def __repr__(self) -> str:
-        name = self.pattern_name or "custom pattern"
-        return f"Tokenizer(vocab_size={self.vocab_size}, pattern={name}, special_tokens={len(self.special_tokens)})"
+        if self.encoding is not None:
+            name = self.pattern_name or "custom pattern"
+            return f"Tokenizer(vocab_size={self.vocab_size}, pattern={name}, special_tokens={len(self.special_tokens)})"
+        return f"Tokenizer(model={self.model!r}, vocab_size={self.vocab_size}, added_tokens={len(self.added_tokens)})"
+
+    @property
+    def merges(self) -> list[Pair]:
+        """The merges of a rank model (recovered from the ranks when it was not trained here)."""
+        if self.encoding is None:
+            raise UsageError("merges as byte pairs exist for rank models; see .model.merges")
+        if self._merges is None:
+            self._merges = recover_merges(self.ranks)
+        return self._merges
 
     # ---- vocabulary ----
 
     @property
     def vocab_size(self) -> int:
-        """Number of tokens: byte tokens, merged tokens and special tokens."""
-        return len(self.ranks) + len(self.special_tokens)
+        """Number of distinct tokens: the model's and the added (special) ones."""
+        if self.encoding is not None:
+            return len(self.ranks) + len(self.special_tokens)
+        extra = [t for t in self.added_tokens.by_content if self.model.token_to_id(t) is None]
+        return int(self.model.get_vocab_size()) + len(extra)
 
     @property
     def n_vocab(self) -> int:
         """Highest id + 1 (tiktoken's name)."""
-        return max([len(self.ranks) - 1, *self.special_tokens.values()]) + 1
+        if self.encoding is not None:
+            return self.encoding.n_vocab
+        ids = [*self.added_tokens.by_id, *getattr(self.model, "vocab_r", range(self.model.get_vocab_size()))]
+        return max(ids, default=-1) + 1
 
     def token_to_id(self, token: str | bytes) -> int | None:
-        """The id of a special token (``str``) or of ordinary token bytes; ``None`` if absent."""
+        """The id of a token (``str``: special/added token or model token; ``bytes``: rank models'
+        token bytes); ``None`` if absent."""
         if isinstance(token, str):
-            if token in self.special_tokens:
-                return self.special_tokens[token]
+            added = self.added_tokens.by_content.get(token)
+            if added is not None:
+                return added.id
+            if self.encoding is None:
+                return self.model.token_to_id(token)  # type: ignore[no-any-return]
             token = token.encode("utf-8")
+        if self.encoding is None:
+            raise InputTypeError("this tokenizer's tokens are str")
         return self.ranks.get(bytes(token))
 
     def id_to_token(self, token_id: int) -> bytes | str:
-        """The bytes of an ordinary token, or the string of a special token."""
-        if token_id in self._decoder:
-            return self._decoder[token_id]
-        if token_id in self._special_ids:
-            return self._special_ids[token_id]
+        """A rank model's token bytes or special string; a pipeline's token string."""
+        if self.encoding is not None:
+            if token_id in self._decoder:
+                return self._decoder[token_id]
+            if token_id in self._special_ids:
+                return self._special_ids[token_id]
+        else:
+            token = self.added_tokens.strings.get(token_id)
+            if token is None:
+                token = self.model.id_to_token(token_id)
+            if token is not None:
+                return token  # type: ignore[no-any-return]
         raise InvalidTokenError(f"Invalid token for decoding: {token_id}")
 
     # ---- encoding ----
@@ -120,39 +256,114 @@ class Tokenizer:
     def encode(
         self,
         text: str,
+        add_special_tokens: bool = False,
         *,
         allowed_special: Specials = frozenset(),
         disallowed_special: Specials = "all",
     ) -> list[int]:
-        """Token ids of ``text``; special-token policy as tiktoken's ``Encoding.encode``."""
-        return self.encoding.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        """Token ids of ``text``. Rank models follow tiktoken's special-token policy
+        (``allowed_special``/``disallowed_special``); pipelines match added tokens always, as
+        Hugging Face does, and run the post-processor when ``add_special_tokens``."""
+        if self.encoding is not None:
+            ids = self.encoding.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        else:
+            ids = self._encode_pipeline(_check_text(text), True)
+        if add_special_tokens and self.post_processor is not None:
+            ids = self.post_processor.process(ids)
+        return ids
 
     def encode_ordinary(self, text: str) -> list[int]:
-        """Token ids with no special-token handling (special strings are plain text)."""
-        return self.encoding.encode_ordinary(text)
+        """Token ids with no special-token handling (special and added tokens are plain text)."""
+        if self.encoding is not None:
+            return self.encoding.encode_ordinary(text)
+        return self._encode_pipeline(_check_text(text), False)
 
     def encode_batch(
         self,
         texts: Sequence[str],
+        add_special_tokens: bool = False,
         *,
         num_threads: int = 0,
         allowed_special: Specials = frozenset(),
         disallowed_special: Specials = "all",
     ) -> list[list[int]]:
-        """``encode`` of each text, in parallel in the core (``num_threads`` 0 = every core)."""
-        return self.encoding.encode_batch(
-            list(texts), num_threads=num_threads, allowed_special=allowed_special, disallowed_special=disallowed_special
-        )
+        """``encode`` of each text (rank models: in parallel in the core, ``num_threads`` 0 = all)."""
+        if self.encoding is not None and not (add_special_tokens and self.post_processor):
+            return self.encoding.encode_batch(
+                list(texts), num_threads=num_threads, allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+            )
+        return [self.encode(t, add_special_tokens, allowed_special=allowed_special,
+                            disallowed_special=disallowed_special) for t in texts]
+
+    def _encode_pipeline(self, text: str, match_added: bool) -> list[int]:
+        self._refresh()
+        text = _fix_surrogates(text) if _has_surrogates(text) else text
+        normalize = self.normalizer.normalize if self.normalizer is not None else None
+        if match_added:
+            segments = self.added_tokens.split(text, normalize)
+        else:
+            segments = [(normalize(text) if normalize else text, None, True)]
+        ids: list[int] = []
+        for part, tid, first in segments:
+            if tid is not None:
+                ids.append(tid)
+            elif self._splitter is not None:
+                ids.extend(self._encode_pieces(self._splitter(part)))
+            elif self.pre_tokenizer is not None:
+                for piece, _ in self.pre_tokenizer.pre_tokenize([(part, first)]):
+                    ids.extend(self.model.tokenize(piece))
+            elif part:
+                ids.extend(self.model.tokenize(part))
+        return ids
+
+    def _encode_pieces(self, pieces: list[str]) -> list[int]:
+        """Raw pieces through the byte alphabet and the model, with a piece -> ids cache."""
+        cache, model, out = self._pieces, self.model, list[int]()
+        dropout = bool(model.dropout)
+        for piece in pieces:
+            ids = None if dropout else cache.get(piece)
+            if ids is None:
+                ids = model.tokenize(to_chars(piece.encode("utf-8")))
+                if not dropout:
+                    if len(cache) >= _PIECE_CACHE:
+                        cache.clear()
+                    cache[piece] = ids
+            out.extend(ids)
+        return out
+
+    # ---- decoding ----
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        if self.encoding is None:
+            raise UsageError("decode_bytes needs a byte-level rank model; use decode")
         return self.encoding.decode_bytes(tokens)
 
-    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
-        return self.encoding.decode(tokens, errors)
+    def decode(self, tokens: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
+        """The text of ``tokens``. Pipelines map ids to token strings (added tokens first) and run
+        the decoder (or join with spaces when there is none, as Hugging Face does)."""
+        tokens = list(tokens)
+        if skip_special_tokens:
+            tokens = [t for t in tokens if t not in self._special_id_set()]
+        if self.encoding is not None:
+            return self.encoding.decode(tokens, errors)
+        strings = [str(self.id_to_token(t)) for t in tokens]
+        if self.decoder is None:
+            return " ".join(strings)
+        return self.decoder.decode(strings)  # type: ignore[no-any-return]
+
+    def _special_id_set(self) -> frozenset[int]:
+        if self.encoding is not None:
+            return frozenset(self.special_tokens.values())
+        return self.added_tokens.special_ids
 
     # ---- files ----
 
     def to_dict(self) -> dict[str, Any]:
+        """The bpekit file (v1) document of a rank model whose ids follow its merges."""
+        if self.encoding is None or ranks_from_merges(self.merges) != self.ranks:
+            raise UsageError("the bpekit file holds byte-level BPE models whose ids follow merge order; "
+                             "save this tokenizer with format='hf' (or 'tiktoken' for rank models)")
         return {
             "format": FORMAT,
             "version": VERSION,
@@ -165,9 +376,25 @@ class Tokenizer:
             "training": self.training,
         }
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Writes the bpekit file (JSON), atomically."""
-        atomic_write(path, (json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n").encode())
+    def save(self, path: str | os.PathLike[str], format: str | None = None) -> None:
+        """Writes the tokenizer atomically as ``format``: ``"bpekit"`` (JSON, v1), ``"hf"``
+        (``tokenizer.json``), ``"tiktoken"`` (rank file + JSON sidecar) or ``"sentencepiece"``
+        (the ``.model`` it was loaded from). Default: the format it was loaded from, else bpekit
+        for trained byte-level models and hf for pipelines."""
+        if format is None:
+            format = self.source_format or ("bpekit" if self.encoding is not None and self._merges else "hf")
+        if format == "bpekit":
+            atomic_write(path, (json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n").encode())
+        elif format == "hf":
+            from bpekit.formats.hf import dumps
+
+            atomic_write(path, dumps(self))
+        elif format == "tiktoken":
+            self.export_tiktoken(path)
+        elif format == "sentencepiece" and isinstance(self.model, SentencePieceStage):
+            self.model.spm.save(path)
+        else:
+            raise UsageError(f"cannot save this tokenizer as {format!r} (bpekit, hf, tiktoken, sentencepiece)")
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], source: str = "<dict>") -> Tokenizer:
@@ -215,6 +442,8 @@ class Tokenizer:
     def export_tiktoken(self, path: str | os.PathLike[str]) -> str:
         """Writes a ``.tiktoken`` rank file and, beside it, ``<path>.json`` with the pattern and the
         special tokens. Returns the sidecar's path."""
+        if self.encoding is None or self.pattern is None:
+            raise UsageError("a .tiktoken file holds byte-level rank models only")
         sidecar = os.fspath(path) + ".json"
         atomic_write(path, tiktoken_text(self.ranks))
         atomic_write(sidecar, tiktoken_sidecar(self.pattern, self.special_tokens, self.n_vocab))
@@ -223,4 +452,4 @@ class Tokenizer:
     def export_hf(self, path: str | os.PathLike[str]) -> None:
         """Writes a Hugging Face ``tokenizer.json`` that ``tokenizers.Tokenizer.from_file`` loads
         and that encodes exactly as this tokenizer does (special tokens always matched)."""
-        atomic_write(path, hf_text(self.ranks, self.special_tokens, self.pattern))
+        self.save(path, "hf")

@@ -10,7 +10,8 @@ reproduces rank-order BPE exactly:
   rank of what it makes, as in tiktoken;
 * ``ignore_merges: true`` (a whole pre-token that is a token is emitted as is, as tiktoken does);
 * pre-tokenizer ``Split(pattern, Isolated)`` then ``ByteLevel(use_regex=false)``; decoder
-  ``ByteLevel``; special tokens as special added tokens.
+  ``ByteLevel``; special tokens as special added tokens, also listed in ``vocab`` so that they keep
+  their ids.
 
 Hugging Face compiles the pattern with Oniguruma, where ``X{n,m}+`` means "one or more of
 ``X{n,m}``" rather than a possessive ``X{n,m}`` (formats.md §1.3): the ``+`` after a counted
@@ -25,6 +26,8 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
+
+from bpekit.formats.recover import all_splits
 
 _POSSESSIVE_INTERVAL = re.compile(r"(?<!\\)(\{\d+(?:,\d*)?\})\+")
 
@@ -42,9 +45,14 @@ def bytes_to_unicode() -> tuple[str, ...]:
     return tuple(table[b] for b in range(256))
 
 
+@lru_cache(maxsize=1)
+def _translation() -> dict[int, str]:
+    return dict(enumerate(bytes_to_unicode()))
+
+
 def token_to_hf(token: bytes) -> str:
-    table = bytes_to_unicode()
-    return "".join(table[b] for b in token)
+    """Token bytes in GPT-2's byte alphabet (latin-1 gives one code point per byte to translate)."""
+    return token.decode("latin-1").translate(_translation())
 
 
 def onig_pattern(pattern: str) -> str:
@@ -72,15 +80,8 @@ def tiktoken_sidecar(pattern: str, special_tokens: Mapping[str, int], n_vocab: i
 
 def hf_merges(ranks: Mapping[bytes, int]) -> list[list[str]]:
     """Every split of every token into two tokens, in (rank(t), rank(l), rank(r)) order."""
-    found: list[tuple[int, int, int, bytes, bytes]] = []
-    for token, rank in ranks.items():
-        for i in range(1, len(token)):
-            left, right = token[:i], token[i:]
-            rl, rr = ranks.get(left), ranks.get(right)
-            if rl is not None and rr is not None:
-                found.append((rank, rl, rr, left, right))
-    found.sort()
-    return [[token_to_hf(left), token_to_hf(right)] for _, _, _, left, right in found]
+    names = {t: token_to_hf(t) for t in ranks}
+    return [[names[left], names[right]] for left, right in all_splits(ranks)]
 
 
 def hf_tokenizer_json(ranks: Mapping[bytes, int], special_tokens: Mapping[str, int], pattern: str) -> dict[str, Any]:
@@ -127,10 +128,21 @@ def hf_tokenizer_json(ranks: Mapping[bytes, int], special_tokens: Mapping[str, i
             "fuse_unk": False,
             "byte_fallback": False,
             "ignore_merges": True,
-            "vocab": {token_to_hf(t): r for t, r in sorted(ranks.items(), key=lambda x: x[1])},
+            "vocab": _vocab(ranks, special_tokens),
             "merges": hf_merges(ranks),
         },
     }
+
+
+def _vocab(ranks: Mapping[bytes, int], special_tokens: Mapping[str, int]) -> dict[str, int]:
+    """Tokens in the byte alphabet by rank, and the special tokens: Hugging Face numbers an added
+    token that is not in the model's vocabulary itself (next free id after the vocabulary's
+    *entry count*, formats.md §3.3), which would move specials that follow an id hole (cl100k's
+    100257); in the vocabulary they keep their ids."""
+    vocab = {token_to_hf(t): r for t, r in ranks.items()}
+    for s, i in special_tokens.items():
+        vocab.setdefault(s, i)
+    return dict(sorted(vocab.items(), key=lambda x: x[1]))
 
 
 def hf_text(ranks: Mapping[bytes, int], special_tokens: Mapping[str, int], pattern: str) -> bytes:

@@ -3,12 +3,19 @@
 //! Performance note: in natural text most pieces are whole tokens (one vocabulary lookup) and never
 //! reach the cache; the rest — rare words, most non-Latin text — repeat a lot, and one cache probe
 //! replaces a merge that costs ~2 lookups per byte. The cache is per thread (no locks, no
-//! contention in batches) and per encoder; when it reaches its byte budget it is cleared, which
+//! contention in batches) and per encoder; when it reaches its byte budget it is emptied, which
 //! keeps memory strictly bounded and costs nothing on the hot path.
+//!
+//! Layout: one open-addressing table of 16-byte slots (hash, offsets, lengths) over two arenas
+//! (piece bytes, ids), so an insert allocates nothing and emptying the cache is two truncations
+//! and one `fill`. A `HashMap<Box<[u8]>, Box<[Rank]>>` spent ~12% of multilingual encode time in
+//! malloc/free (two allocations per entry, and freeing every entry when the budget was reached);
+//! see `src/PERFORMANCE.md`.
 
 use crate::vocab::Rank;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHasher};
 use std::cell::RefCell;
+use std::hash::Hasher;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -17,7 +24,7 @@ use std::sync::Mutex;
 pub const DEFAULT_CAPACITY_BYTES: usize = 4 << 20;
 /// Longer pieces are not cached (they are rare, and hashing them costs as much as it saves).
 pub const MAX_CACHED_PIECE: usize = 48;
-const ENTRY_OVERHEAD: usize = 48;
+const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -44,34 +51,112 @@ pub fn retire(owner: u64) {
     forget(owner);
 }
 
+/// One entry: `hash == 0` marks an empty slot (real hashes have bit 0 set).
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    hash: u32,
+    key_at: u32,
+    ids_at: u32,
+    key_len: u16,
+    n_ids: u16,
+}
+
 #[derive(Default)]
 pub struct PieceCache {
-    map: FxHashMap<Box<[u8]>, Box<[Rank]>>,
-    bytes: usize,
+    slots: Vec<Slot>,
+    keys: Vec<u8>,
+    ids: Vec<Rank>,
+    len: usize,
+    /// The budget the table was sized for (it is rebuilt when the budget changes).
+    capacity: usize,
+}
+
+#[inline(always)]
+fn hash_of(piece: &[u8]) -> u32 {
+    let mut h = FxHasher::default();
+    h.write(piece);
+    (h.finish() >> 32) as u32 | 1
 }
 
 impl PieceCache {
     #[inline]
+    fn find(&self, piece: &[u8], hash: u32) -> Result<usize, usize> {
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let s = self.slots[i];
+            if s.hash == 0 {
+                return Err(i);
+            }
+            if s.hash == hash && s.key_len as usize == piece.len() {
+                let k = &self.keys[s.key_at as usize..s.key_at as usize + piece.len()];
+                if k == piece {
+                    return Ok(i);
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    #[inline]
     pub fn get(&self, piece: &[u8]) -> Option<&[Rank]> {
-        self.map.get(piece).map(|v| &**v)
+        if self.len == 0 {
+            return None;
+        }
+        let s = self.slots[self.find(piece, hash_of(piece)).ok()?];
+        Some(&self.ids[s.ids_at as usize..s.ids_at as usize + s.n_ids as usize])
+    }
+
+    /// Empties the cache and sizes it for `capacity` bytes: a quarter for the slots (load at most
+    /// one half), the rest for the arenas.
+    fn reset(&mut self, capacity: usize) {
+        if capacity != self.capacity || self.slots.is_empty() {
+            let want = (capacity / 4 / SLOT_BYTES).max(16);
+            let n_slots = 1 << (usize::BITS - 1 - want.leading_zeros());
+            self.slots = vec![Slot::default(); n_slots];
+            self.keys = Vec::new();
+            self.ids = Vec::new();
+            self.capacity = capacity;
+        } else {
+            self.slots.fill(Slot::default());
+            self.keys.clear();
+            self.ids.clear();
+        }
+        self.len = 0;
     }
 
     #[inline]
     pub fn insert(&mut self, piece: &[u8], ids: &[Rank], capacity: usize) {
-        let cost = piece.len() + ids.len() * 4 + ENTRY_OVERHEAD;
-        if self.bytes + cost > capacity {
-            self.map.clear();
-            self.bytes = 0;
-            if cost > capacity {
-                return;
-            }
+        let cost = piece.len() + ids.len() * 4;
+        if cost > capacity / 2 || piece.len() > u16::MAX as usize || ids.len() > u16::MAX as usize {
+            return;
         }
-        self.map.insert(piece.into(), ids.into());
-        self.bytes += cost;
+        if capacity != self.capacity
+            || self.slots.is_empty()
+            || (self.len + 1) * 2 > self.slots.len()
+            || self.memory_bytes() + cost > capacity
+        {
+            self.reset(capacity);
+        }
+        let hash = hash_of(piece);
+        let Err(i) = self.find(piece, hash) else {
+            return;
+        };
+        self.slots[i] = Slot {
+            hash,
+            key_at: self.keys.len() as u32,
+            ids_at: self.ids.len() as u32,
+            key_len: piece.len() as u16,
+            n_ids: ids.len() as u16,
+        };
+        self.keys.extend_from_slice(piece);
+        self.ids.extend_from_slice(ids);
+        self.len += 1;
     }
 
+    /// Bytes in use: the slot table and the arenas' contents.
     pub fn memory_bytes(&self) -> usize {
-        self.bytes
+        self.slots.len() * SLOT_BYTES + self.keys.len() + self.ids.len() * 4
     }
 }
 
@@ -104,4 +189,34 @@ pub fn forget(owner: u64) {
             caches.remove(&owner);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stores_finds_and_stays_within_budget() {
+        let mut c = PieceCache::default();
+        assert_eq!(c.get(b"abc"), None);
+        let cap = 4096;
+        c.insert(b"abc", &[1, 2], cap);
+        c.insert(b"abd", &[3], cap);
+        assert_eq!(c.get(b"abc"), Some(&[1, 2][..]));
+        assert_eq!(c.get(b"abd"), Some(&[3][..]));
+        assert_eq!(c.get(b"ab"), None);
+        for i in 0..2000u32 {
+            let key = format!("piece{i}");
+            c.insert(key.as_bytes(), &[i, i + 1], cap);
+            assert_eq!(c.get(key.as_bytes()), Some(&[i, i + 1][..]));
+            assert!(c.memory_bytes() <= cap, "{} > {cap}", c.memory_bytes());
+        }
+        // a piece bigger than half the budget is not cached
+        c.insert(&[7u8; 3000], &[1], cap);
+        assert_eq!(c.get(&[7u8; 3000]), None);
+        // a new budget empties the cache
+        c.insert(b"x", &[5], 8192);
+        assert_eq!(c.get(b"piece1999"), None);
+        assert_eq!(c.get(b"x"), Some(&[5][..]));
+    }
 }

@@ -1,9 +1,15 @@
 //! Rank lookup: token bytes -> rank, the operation the merge loops spend most of their time in.
 //!
-//! Performance note: profiling o200k on multilingual text put ~28% of encode time in
-//! `HashMap<Vec<u8>, _>::get` plus `memcmp`. Almost every lookup is of a short byte string (a pair
-//! of parts), so [`FastRanks`] packs keys of up to 7 bytes with their length into one `u64` (one
-//! multiply to hash, one integer compare, no memcmp) and keeps longer tokens in a byte map.
+//! Performance notes (see `src/PERFORMANCE.md` for the measurements):
+//! - Profiling o200k on multilingual text put ~28% of encode time in `HashMap<Vec<u8>, _>::get`
+//!   plus `memcmp`. Almost every lookup is of a short byte string (a pair of parts), so
+//!   [`FastRanks`] packs keys of up to 15 bytes with their length into integers (one multiply to
+//!   hash, integer compares, no memcmp) and keeps only longer tokens in a byte map.
+//! - One- and two-byte keys (every initial pair of a merge, and most whole-token lookups of
+//!   punctuation and short words) are answered from a direct 64K-entry table (256 kB) with no
+//!   hashing at all.
+//! - The packed tables are open-addressing arrays whose slot holds key and rank together, so a
+//!   lookup touches one cache line where `hashbrown` touches two (control bytes, then bucket).
 
 use crate::vocab::Rank;
 use rustc_hash::FxHashMap;
@@ -20,7 +26,11 @@ impl RankLookup for FxHashMap<Vec<u8>, Rank> {
     }
 }
 
+/// Keys of up to this many bytes go in a `u64` (7 bytes and the length).
 const SHORT: usize = 7;
+/// Keys of up to this many bytes go in two `u64`s (15 bytes and the length).
+const MEDIUM: usize = 15;
+const NO_RANK: Rank = Rank::MAX;
 
 #[inline(always)]
 fn pack(bytes: &[u8]) -> u64 {
@@ -31,35 +41,141 @@ fn pack(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(buf)
 }
 
-/// Ranks split by key length: short keys packed into `u64`s, the rest by bytes.
-#[derive(Debug, Clone, Default)]
+#[inline(always)]
+fn pack2(bytes: &[u8]) -> [u64; 2] {
+    debug_assert!(bytes.len() > SHORT && bytes.len() <= MEDIUM);
+    let mut buf = [0u8; 16];
+    buf[..bytes.len()].copy_from_slice(bytes);
+    buf[15] = bytes.len() as u8;
+    let (lo, hi) = buf.split_at(8);
+    [
+        u64::from_le_bytes(lo.try_into().unwrap_or_default()),
+        u64::from_le_bytes(hi.try_into().unwrap_or_default()),
+    ]
+}
+
+/// A key the open-addressing table can hold: `EMPTY` is never a real key (the length byte of a
+/// packed key is at most 15, the empty key's is 0xFF).
+trait PackedKey: Copy + Eq {
+    const EMPTY: Self;
+    fn hash(self) -> u64;
+}
+
+impl PackedKey for u64 {
+    const EMPTY: u64 = u64::MAX;
+    #[inline(always)]
+    fn hash(self) -> u64 {
+        self.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+}
+
+impl PackedKey for [u64; 2] {
+    const EMPTY: [u64; 2] = [u64::MAX; 2];
+    #[inline(always)]
+    fn hash(self) -> u64 {
+        (self[0] ^ self[1].rotate_left(29).wrapping_mul(0xD6E8_FEB8_6659_FD93))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+}
+
+/// Linear probing at load <= 1/2 over `(key, rank)` slots.
+#[derive(Debug, Clone)]
+struct PackedTable<K> {
+    slots: Box<[(K, Rank)]>,
+    shift: u32,
+}
+
+impl<K: PackedKey> PackedTable<K> {
+    fn new(entries: &[(K, Rank)]) -> Self {
+        let n = (entries.len() * 2).max(16).next_power_of_two();
+        let mut t = PackedTable {
+            slots: vec![(K::EMPTY, NO_RANK); n].into_boxed_slice(),
+            shift: 64 - n.trailing_zeros(),
+        };
+        let mask = n - 1;
+        for &(k, r) in entries {
+            let mut i = (k.hash() >> t.shift) as usize;
+            while t.slots[i].0 != K::EMPTY && t.slots[i].0 != k {
+                i = (i + 1) & mask;
+            }
+            t.slots[i] = (k, r);
+        }
+        t
+    }
+
+    #[inline(always)]
+    fn get(&self, k: K) -> Option<Rank> {
+        let mask = self.slots.len() - 1;
+        let mut i = (k.hash() >> self.shift) as usize;
+        loop {
+            let (key, rank) = self.slots[i];
+            if key == k {
+                return Some(rank);
+            }
+            if key == K::EMPTY {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+}
+
+/// Ranks split by key length: one and two bytes in a direct table, up to 7 and up to 15 bytes
+/// packed into integers, the rest by bytes.
+#[derive(Debug, Clone)]
 pub struct FastRanks {
-    short: FxHashMap<u64, Rank>,
+    /// Index `b0` (one byte) or `256 + (b0 << 8 | b1)` (two bytes); `NO_RANK` if not a token.
+    direct: Box<[Rank]>,
+    short: PackedTable<u64>,
+    medium: PackedTable<[u64; 2]>,
     long: FxHashMap<Box<[u8]>, Rank>,
+}
+
+impl Default for FastRanks {
+    fn default() -> Self {
+        FastRanks::new(std::iter::empty())
+    }
 }
 
 impl FastRanks {
     pub fn new<'a>(ranks: impl IntoIterator<Item = (&'a Vec<u8>, &'a Rank)>) -> Self {
-        let mut t = FastRanks::default();
+        let mut direct = vec![NO_RANK; 256 + (1 << 16)].into_boxed_slice();
+        let (mut short, mut medium) = (Vec::new(), Vec::new());
+        let mut long = FxHashMap::default();
         for (k, &v) in ranks {
+            match k.len() {
+                1 => direct[k[0] as usize] = v,
+                2 => direct[256 + ((k[0] as usize) << 8 | k[1] as usize)] = v,
+                _ => {}
+            }
             if k.len() <= SHORT {
-                t.short.insert(pack(k), v);
+                short.push((pack(k), v));
+            } else if k.len() <= MEDIUM {
+                medium.push((pack2(k), v));
             } else {
-                t.long.insert(k.as_slice().into(), v);
+                long.insert(k.as_slice().into(), v);
             }
         }
-        t
+        FastRanks {
+            direct,
+            short: PackedTable::new(&short),
+            medium: PackedTable::new(&medium),
+            long,
+        }
     }
 }
 
 impl RankLookup for FastRanks {
     #[inline(always)]
     fn rank_of(&self, bytes: &[u8]) -> Option<Rank> {
-        if bytes.len() <= SHORT {
-            self.short.get(&pack(bytes)).copied()
-        } else {
-            self.long.get(bytes).copied()
-        }
+        let r = match bytes.len() {
+            1 => self.direct[bytes[0] as usize],
+            2 => self.direct[256 + ((bytes[0] as usize) << 8 | bytes[1] as usize)],
+            0 | 3..=SHORT => return self.short.get(pack(bytes)),
+            8..=MEDIUM => return self.medium.get(pack2(bytes)),
+            _ => return self.long.get(bytes).copied(),
+        };
+        (r != NO_RANK).then_some(r)
     }
 }
 
@@ -70,15 +186,59 @@ mod tests {
     #[test]
     fn packed_keys_are_distinct_by_length() {
         let mut r: FxHashMap<Vec<u8>, Rank> = FxHashMap::default();
-        for (i, k) in [&b"a"[..], b"a\0", b"\0", b"", b"abcdefg", b"abcdefgh", b"\0\0\0\0\0\0\0"].iter().enumerate() {
+        let keys: [&[u8]; 12] = [
+            b"a",
+            b"a\0",
+            b"\0",
+            b"",
+            b"abcdefg",
+            b"abcdefgh",
+            b"\0\0\0\0\0\0\0",
+            b"ab",
+            b"\xff\xff",
+            b"abcdefghijklmno",
+            b"abcdefghijklmnop",
+            b"abcdefgh\0",
+        ];
+        for (i, k) in keys.iter().enumerate() {
             r.insert(k.to_vec(), i as Rank);
         }
         let f = FastRanks::new(&r);
         for (k, v) in &r {
             assert_eq!(f.rank_of(k), Some(*v), "{k:?}");
         }
-        assert_eq!(f.rank_of(b"b"), None);
-        assert_eq!(f.rank_of(b"a\0\0"), None);
-        assert_eq!(f.rank_of(b"abcdefghi"), None);
+        for missing in [
+            &b"b"[..],
+            b"a\0\0",
+            b"abcdefghi",
+            b"ba",
+            b"\xff",
+            b"abcdefghijklmn",
+            b"abcdefgh\0\0",
+        ] {
+            assert_eq!(f.rank_of(missing), None, "{missing:?}");
+        }
+    }
+
+    #[test]
+    fn agrees_with_a_hash_map_on_many_keys() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut r: FxHashMap<Vec<u8>, Rank> = FxHashMap::default();
+        while r.len() < 20_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = 1 + (seed % 20) as usize;
+            let key: Vec<u8> = (0..len).map(|i| (seed >> (i % 8 * 8)) as u8 % 4).collect();
+            let n = r.len() as Rank;
+            r.entry(key).or_insert(n);
+        }
+        let f = FastRanks::new(&r);
+        for (k, v) in &r {
+            assert_eq!(f.rank_of(k), Some(*v));
+            let mut other = k.clone();
+            other.push(9);
+            assert_eq!(f.rank_of(&other), r.get(&other).copied());
+        }
     }
 }

@@ -1,12 +1,12 @@
-//! `bpekit._core.WordCounter`, `WordCounts` and `learn_merges`: the trainer as seen from Python
-//! (`bpekit.train` wraps them). The GIL is released for all counting and merging; the progress
+//! `bpekit._core.WordCounter`, `WordCounts`, `learn_merges` and `learn_merges_first_seen`: the
+//! trainer as seen from Python (`bpekit.train` and `bpekit.minbpe` wrap them). The GIL is released for all counting and merging; the progress
 //! callback re-acquires it briefly, and Ctrl-C is noticed there (`Python::check_signals`).
 
 use super::run;
-use crate::train::{learn, learn_owned, Counter, MergeOptions, Progress, WordCounts};
+use crate::train::{learn, learn_ordered, learn_owned, Counter, MergeOptions, Progress, WordCounts};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::PyBytes;
 
 /// Streaming pre-tokenizer and counter.
@@ -153,7 +153,7 @@ pub fn learn_merges<'py>(
     callback: Option<Py<PyAny>>,
     consume: bool,
 ) -> PyResult<(Vec<(u32, u32)>, Vec<u64>, Vec<Bound<'py, PyBytes>>)> {
-    let opts = MergeOptions { n_tokens, min_frequency, max_token_length, threads };
+    let opts = MergeOptions { n_tokens, min_frequency, max_token_length, threads, first_seen: false };
     let owned = if consume { Some(std::mem::take(&mut counts.borrow_mut().inner)) } else { None };
     let guard = counts.borrow();
     let borrowed: &WordCounts = &guard.inner;
@@ -185,6 +185,49 @@ pub fn learn_merges<'py>(
             let tokens = l.tokens.iter().map(|t| PyBytes::new(py, t)).collect();
             Ok((l.merges, l.counts, tokens))
         }
+        Err(_) => Err(error.unwrap_or_else(|| PyKeyboardInterrupt::new_err("training stopped"))),
+    }
+}
+
+/// Merges as id pairs, and the count of each.
+type MergesAndCounts = (Vec<(u32, u32)>, Vec<u64>);
+
+/// minbpe's training: `n_merges` merges over `words` (distinct chunks in order of first
+/// appearance, or a whole text as one word) occurring `counts` times, ties to the pair seen first,
+/// a new id `256 + i` for merge `i`, pairs seen once merged too. Returns `(merges, counts)`; fewer
+/// merges than asked when the words run out of pairs. Ctrl-C stops it (`KeyboardInterrupt`).
+#[pyfunction]
+pub fn learn_merges_first_seen(
+    py: Python<'_>,
+    words: Vec<PyBackedBytes>,
+    counts: Vec<u64>,
+    n_merges: usize,
+) -> PyResult<MergesAndCounts> {
+    if words.len() != counts.len() {
+        let msg = format!("{} words but {} counts", words.len(), counts.len());
+        return Err(pyo3::exceptions::PyValueError::new_err(msg));
+    }
+    let opts = MergeOptions {
+        n_tokens: 256 + n_merges,
+        min_frequency: 1,
+        max_token_length: None,
+        threads: 1,
+        first_seen: true,
+    };
+    let mut error: Option<PyErr> = None;
+    let result = run(py, || {
+        let refs: Vec<&[u8]> = words.iter().map(|w| w.as_ref()).collect();
+        let mut report = |_: &Progress| match Python::attach(|py| py.check_signals()) {
+            Ok(()) => true,
+            Err(e) => {
+                error = Some(e);
+                false
+            }
+        };
+        Ok(learn_ordered(&refs, &counts, &opts, &mut report))
+    })?;
+    match result {
+        Ok(l) => Ok((l.merges, l.counts)),
         Err(_) => Err(error.unwrap_or_else(|| PyKeyboardInterrupt::new_err("training stopped"))),
     }
 }

@@ -17,6 +17,7 @@
 //!
 //! A merge whose bytes are already a token (`a + bc` after `ab + c`) reuses that token's id and
 //! adds no new one, as in Hugging Face's trainer; it still appears in the merge list.
+//! (Not in the first-seen mode, `first_seen.rs`, where every merge makes a new id, as in minbpe.)
 //!
 //! Performance notes (50 MB benchmark mix, vocab 32,768, 603k words): most of the time goes to
 //! hash lookups and to visiting words, so the per-merge deltas (with the words gaining each new
@@ -25,6 +26,7 @@
 //! serial path (a word visited twice no longer holds the pair and is skipped like a stale entry).
 
 use super::apply::{merge_words, Scratch};
+use super::first_seen;
 use super::queue::{unpair, Entry, Pair, Queue};
 use super::table::{PairIndex, PairInfo, Words};
 use super::words::WordCounts;
@@ -42,6 +44,9 @@ pub struct MergeOptions {
     pub max_token_length: Option<usize>,
     /// Threads for merges that touch many words (0 = every core). The result does not depend on it.
     pub threads: usize,
+    /// minbpe's rule: ties go to the pair seen first (words must be in text order, see
+    /// [`learn_ordered`]) and every merge makes a new id, even if its bytes are already a token.
+    pub first_seen: bool,
 }
 
 /// Reported to the progress callback.
@@ -88,14 +93,24 @@ pub fn learn_owned(
     run(State::new(Words::from_owned(counts), opts.clone()), progress)
 }
 
+/// [`learn`] over words in a given order with their counts (for the first-seen rule: distinct
+/// chunks in order of first appearance, or a whole text as one word).
+pub fn learn_ordered(
+    words: &[&[u8]],
+    counts: &[u64],
+    opts: &MergeOptions,
+    progress: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<Learned, Stopped> {
+    run(State::new(Words::from_ordered(words, counts), opts.clone()), progress)
+}
+
 fn run(mut st: State, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<Learned, Stopped> {
     let target = st.opts.n_tokens;
     let mut out = Learned::default();
     let mut last = Instant::now();
-    let mut scratch = Scratch::default();
     while st.tokens.len() < target {
         let Some((p, count)) = st.next_best() else { break };
-        st.apply(p, &mut scratch);
+        st.apply(p);
         out.merges.push(unpair(p));
         out.counts.push(count);
         if out.merges.len() % 64 == 0 && last.elapsed() >= PROGRESS_EVERY {
@@ -121,6 +136,7 @@ struct State {
     by_bytes: FxHashMap<Vec<u8>, u32>,
     queue: Queue,
     opts: MergeOptions,
+    scratch: Scratch,
 }
 
 impl State {
@@ -128,15 +144,32 @@ impl State {
         let pairs = words.index_pairs();
         let tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
         let by_bytes = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
-        let mut st = State { words, pairs, tokens, by_bytes, queue: Queue::default(), opts };
+        let first_seen = opts.first_seen;
+        let token_len = if first_seen { vec![1; 256] } else { Vec::new() };
+        let scratch = Scratch::tracking(token_len);
+        let mut st = State { words, pairs, tokens, by_bytes, queue: Queue::default(), opts, scratch };
+        let first = if first_seen { first_seen::initial_positions(&st.words) } else { Vec::new() };
         let entries: Vec<Entry> = st
             .pairs
             .iter()
             .filter(|&(&p, info)| st.eligible(p, info.count))
-            .map(|(&p, info)| Entry { count: info.count, pair: p })
+            .map(|(&p, info)| {
+                let (l, r) = unpair(p);
+                let pos = if first_seen { first[(l as usize) << 8 | r as usize] } else { 0 };
+                Entry { count: info.count, pair: p, pos }
+            })
             .collect();
-        st.queue = Queue::from_vec(entries, &st.tokens);
+        st.queue = Queue::from_vec(entries, &st.tokens, first_seen);
         st
+    }
+
+    /// The current first position of `p` (first-seen rule only; 0 otherwise).
+    fn position(&mut self, p: Pair) -> Option<u64> {
+        if !self.opts.first_seen {
+            return Some(0);
+        }
+        let info = self.pairs.get_mut(&p)?;
+        first_seen::first_position(&self.words, info, p, &self.scratch.token_len)
     }
 
     #[inline]
@@ -157,23 +190,36 @@ impl State {
     fn next_best(&mut self) -> Option<(Pair, u64)> {
         while let Some(top) = self.queue.pop(&self.tokens) {
             let current = self.pairs.get(&top.pair).map_or(0, |i| i.count);
-            if current == top.count {
+            if current == 0 {
+                continue;
+            }
+            let Some(pos) = self.position(top.pair) else { continue };
+            if current == top.count && pos == top.pos {
                 return Some((top.pair, current));
             }
-            if current < top.count && self.eligible(top.pair, current) {
-                self.queue.push(Entry { count: current, pair: top.pair }, &self.tokens);
+            // stale (lower count or later first position): push back with the true key; an entry
+            // below the true key has a newer entry
+            let lower = current < top.count || (current == top.count && pos > top.pos);
+            if lower && self.eligible(top.pair, current) {
+                self.queue.push(Entry { count: current, pair: top.pair, pos }, &self.tokens);
             }
         }
         None
     }
 
     /// Merges pair `p` everywhere; returns the id of the merged token.
-    fn apply(&mut self, p: Pair, s: &mut Scratch) -> u32 {
+    fn apply(&mut self, p: Pair) -> u32 {
         let (a, b) = unpair(p);
         let mut bytes = self.tokens[a as usize].clone();
         bytes.extend_from_slice(&self.tokens[b as usize]);
-        let n = match self.by_bytes.get(&bytes) {
+        let reuse = if self.opts.first_seen { None } else { self.by_bytes.get(&bytes) };
+        let n = match reuse {
             Some(&id) => id,
+            None if self.opts.first_seen => {
+                self.scratch.token_len.push(bytes.len() as u32);
+                self.tokens.push(bytes);
+                self.tokens.len() as u32 - 1
+            }
             None => {
                 let id = self.tokens.len() as u32;
                 self.by_bytes.insert(bytes.clone(), id);
@@ -182,8 +228,9 @@ impl State {
             }
         };
         let mut list = self.pairs.remove(&p).map(|i| i.words).unwrap_or_default();
-        merge_words(&mut self.words, &mut list, p, n, self.opts.threads, s);
-        for (q, d) in s.delta.drain() {
+        merge_words(&mut self.words, &mut list, p, n, self.opts.threads, &mut self.scratch);
+        let mut delta = std::mem::take(&mut self.scratch.delta);
+        for (q, d) in delta.drain() {
             if d.count == 0 && d.words.is_empty() {
                 continue;
             }
@@ -198,7 +245,8 @@ impl State {
                     info.count = new;
                     info.words.extend_from_slice(&d.words);
                     if d.count > 0 && self.eligible(q, new) {
-                        self.queue.push(Entry { count: new, pair: q }, &self.tokens);
+                        let Some(pos) = self.position(q) else { continue };
+                        self.queue.push(Entry { count: new, pair: q, pos }, &self.tokens);
                     }
                 }
                 MapEntry::Vacant(e) => {
@@ -210,11 +258,13 @@ impl State {
                     words.shrink_to_fit(); // lists grow by doubling; most new pairs get no more words
                     e.insert(PairInfo { count, words });
                     if self.eligible(q, count) {
-                        self.queue.push(Entry { count, pair: q }, &self.tokens);
+                        let pos = if self.opts.first_seen { d.first } else { 0 };
+                        self.queue.push(Entry { count, pair: q, pos }, &self.tokens);
                     }
                 }
             }
         }
+        self.scratch.delta = delta;
         n
     }
 }
@@ -232,7 +282,7 @@ mod tests {
     }
 
     fn run(wc: &WordCounts, n_tokens: usize, min_frequency: u64) -> Learned {
-        let opts = MergeOptions { n_tokens, min_frequency, max_token_length: None, threads: 1 };
+        let opts = MergeOptions { n_tokens, min_frequency, max_token_length: None, threads: 1, first_seen: false };
         learn(wc, &opts, &mut |_| true).unwrap()
     }
 
@@ -283,7 +333,7 @@ mod tests {
     #[test]
     fn max_token_length_is_respected() {
         let wc = counts(&[("abcdefgh", 100)]);
-        let opts = MergeOptions { n_tokens: 1000, min_frequency: 1, max_token_length: Some(3), threads: 1 };
+        let opts = MergeOptions { n_tokens: 1000, min_frequency: 1, max_token_length: Some(3), threads: 1, first_seen: false };
         let l = learn(&wc, &opts, &mut |_| true).unwrap();
         assert!(l.tokens.iter().all(|t| t.len() <= 3));
         assert!(!l.merges.is_empty());
@@ -303,7 +353,7 @@ mod tests {
             wc.add_word(&word, 1 + (x >> 40) % 50);
         }
         let run = |threads| {
-            let opts = MergeOptions { n_tokens: 600, min_frequency: 1, max_token_length: None, threads };
+            let opts = MergeOptions { n_tokens: 600, min_frequency: 1, max_token_length: None, threads, first_seen: false };
             learn(&wc, &opts, &mut |_| true).unwrap()
         };
         let (one, four, all) = (run(1), run(4), run(0));
@@ -316,7 +366,7 @@ mod tests {
     #[test]
     fn callback_can_stop() {
         let wc = counts(&[("abcdefgh", 100)]);
-        let opts = MergeOptions { n_tokens: 1000, min_frequency: 1, max_token_length: None, threads: 1 };
+        let opts = MergeOptions { n_tokens: 1000, min_frequency: 1, max_token_length: None, threads: 1, first_seen: false };
         assert_eq!(learn(&wc, &opts, &mut |_| false).unwrap_err(), Stopped);
     }
 }

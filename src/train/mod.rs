@@ -11,9 +11,14 @@
 //! wins; among equal counts, the smallest `(left token bytes, right token bytes)` in byte order.
 //! So the same input gives the same merges whatever the thread count or the word order, and the
 //! textbook trainer (count all pairs, merge the best, repeat) gives exactly the same list.
+//!
+//! A second mode, [`first_seen`], has minbpe's rule instead (ties to the pair seen first in the
+//! text, a new id for every merge), for `bpekit.minbpe`; it needs the words in text order
+//! ([`learn_ordered`]).
 
 pub mod apply;
 pub mod count;
+pub mod first_seen;
 pub mod merge;
 pub mod queue;
 pub mod stream;
@@ -21,5 +26,5 @@ pub mod table;
 pub mod words;
 
 pub use count::{CountStats, Counter};
-pub use merge::{learn, learn_owned, Learned, MergeOptions, Progress, Stopped};
+pub use merge::{learn, learn_ordered, learn_owned, Learned, MergeOptions, Progress, Stopped};
 pub use words::WordCounts;

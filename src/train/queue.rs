@@ -1,6 +1,8 @@
 //! The merge queue: a binary max-heap of `(count, pair)` entries ordered by the tie rule.
 //!
-//! The order needs the token bytes (ties go to the smallest `(left bytes, right bytes)`), which
+//! Two tie rules: bpekit's (smallest `(left bytes, right bytes)`) and minbpe's first-seen rule
+//! (smallest first position, carried in the entry; see `first_seen.rs`). The byte order needs
+//! the token bytes (ties go to the smallest `(left bytes, right bytes)`), which
 //! grow during training, so the heap is hand-written and takes the comparison as an argument
 //! instead of storing bytes in every entry (16-byte entries; bytes are compared only on equal
 //! counts).
@@ -26,14 +28,19 @@ pub fn unpair(p: Pair) -> (u32, u32) {
 pub struct Entry {
     pub count: u64,
     pub pair: Pair,
+    /// First-seen rule only: where the pair first occurs (`word << 32 | byte offset`); else 0.
+    pub pos: u64,
 }
 
-/// Whether `a` should be merged before `b`: higher count, then smaller left bytes, then smaller
-/// right bytes.
+/// Whether `a` should be merged before `b`: higher count, then (first-seen rule) the earlier first
+/// position, or (byte rule) smaller left bytes, then smaller right bytes.
 #[inline]
-pub fn better(a: &Entry, b: &Entry, tokens: &[Vec<u8>]) -> bool {
+pub fn better(a: &Entry, b: &Entry, tokens: &[Vec<u8>], first_seen: bool) -> bool {
     if a.count != b.count {
         return a.count > b.count;
+    }
+    if first_seen {
+        return (a.pos, a.pair) < (b.pos, b.pair);
     }
     if a.pair == b.pair {
         return false;
@@ -47,13 +54,10 @@ pub fn better(a: &Entry, b: &Entry, tokens: &[Vec<u8>]) -> bool {
 #[derive(Debug, Default)]
 pub struct Queue {
     heap: Vec<Entry>,
+    first_seen: bool,
 }
 
 impl Queue {
-    pub fn with_capacity(n: usize) -> Self {
-        Queue { heap: Vec::with_capacity(n) }
-    }
-
     pub fn len(&self) -> usize {
         self.heap.len()
     }
@@ -67,7 +71,7 @@ impl Queue {
         let mut i = self.heap.len() - 1;
         while i > 0 {
             let parent = (i - 1) / 2;
-            if !better(&self.heap[i], &self.heap[parent], tokens) {
+            if !better(&self.heap[i], &self.heap[parent], tokens, self.first_seen) {
                 break;
             }
             self.heap.swap(i, parent);
@@ -90,10 +94,10 @@ impl Queue {
         loop {
             let (l, r) = (2 * i + 1, 2 * i + 2);
             let mut best = i;
-            if l < n && better(&self.heap[l], &self.heap[best], tokens) {
+            if l < n && better(&self.heap[l], &self.heap[best], tokens, self.first_seen) {
                 best = l;
             }
-            if r < n && better(&self.heap[r], &self.heap[best], tokens) {
+            if r < n && better(&self.heap[r], &self.heap[best], tokens, self.first_seen) {
                 best = r;
             }
             if best == i {
@@ -105,8 +109,8 @@ impl Queue {
     }
 
     /// Builds the heap from unordered entries in O(n).
-    pub fn from_vec(entries: Vec<Entry>, tokens: &[Vec<u8>]) -> Self {
-        let mut q = Queue { heap: entries };
+    pub fn from_vec(entries: Vec<Entry>, tokens: &[Vec<u8>], first_seen: bool) -> Self {
+        let mut q = Queue { heap: entries, first_seen };
         for i in (0..q.heap.len() / 2).rev() {
             q.sift_down(i, tokens);
         }
@@ -122,14 +126,14 @@ mod tests {
     fn pops_in_tie_rule_order() {
         let tokens: Vec<Vec<u8>> = vec![b"b".to_vec(), b"a".to_vec(), b"ab".to_vec(), b"c".to_vec()];
         let entries = vec![
-            Entry { count: 5, pair: pair(0, 1) }, // (b, a)
-            Entry { count: 5, pair: pair(1, 3) }, // (a, c)
-            Entry { count: 5, pair: pair(1, 0) }, // (a, b)
-            Entry { count: 7, pair: pair(3, 3) },
-            Entry { count: 5, pair: pair(2, 3) }, // (ab, c)
-            Entry { count: 1, pair: pair(0, 0) },
+            Entry { count: 5, pair: pair(0, 1), pos: 0 }, // (b, a)
+            Entry { count: 5, pair: pair(1, 3), pos: 0 }, // (a, c)
+            Entry { count: 5, pair: pair(1, 0), pos: 0 }, // (a, b)
+            Entry { count: 7, pair: pair(3, 3), pos: 0 },
+            Entry { count: 5, pair: pair(2, 3), pos: 0 }, // (ab, c)
+            Entry { count: 1, pair: pair(0, 0), pos: 0 },
         ];
-        let mut q = Queue::from_vec(entries, &tokens);
+        let mut q = Queue::from_vec(entries, &tokens, false);
         let order: Vec<Pair> = std::iter::from_fn(|| q.pop(&tokens)).map(|e| e.pair).collect();
         assert_eq!(order, vec![pair(3, 3), pair(1, 0), pair(1, 3), pair(2, 3), pair(0, 1), pair(0, 0)]);
     }

@@ -40,7 +40,7 @@ pub fn header_count(h: &[u32]) -> u64 {
 impl Words {
     /// The words of `counts` with at least two bytes (a single byte has no pair and never changes).
     pub fn new(counts: &WordCounts) -> Self {
-        let mut w = Words::with_capacity(counts);
+        let mut w = Words::with_capacity(counts.iter().map(|(w, _)| w.len()));
         for (word, c) in counts.iter() {
             w.push(word, c);
         }
@@ -49,17 +49,33 @@ impl Words {
 
     /// [`Words::new`], freeing each word of `counts` once it is copied.
     pub fn from_owned(counts: WordCounts) -> Self {
-        let mut w = Words::with_capacity(&counts);
+        let mut w = Words::with_capacity(counts.iter().map(|(w, _)| w.len()));
         for (word, c) in counts.into_words() {
             w.push(&word, c);
         }
         w
     }
 
-    fn with_capacity(counts: &WordCounts) -> Self {
-        let total: usize = counts.iter().map(|(w, _)| w.len()).filter(|&n| n > 1).map(|n| n + HEADER).sum();
+    /// Words in the given order (word ids then follow it; the first-seen rule needs this).
+    pub fn from_ordered(words: &[&[u8]], counts: &[u64]) -> Self {
+        let mut w = Words::with_capacity(words.iter().map(|w| w.len()));
+        for (word, &c) in words.iter().zip(counts) {
+            w.push(word, c);
+        }
+        w
+    }
+
+    fn with_capacity(lengths: impl Iterator<Item = usize>) -> Self {
+        let total: usize = lengths.filter(|&n| n > 1).map(|n| n + HEADER).sum();
         assert!(total < u32::MAX as usize, "the word table exceeds 16 GB (2^32 entries)");
         Words { arena: Vec::with_capacity(total), n_words: 0 }
+    }
+
+    /// The symbols of word `w`.
+    #[inline]
+    pub fn symbols(&self, w: u32) -> &[u32] {
+        let at = w as usize;
+        &self.arena[at + HEADER..at + HEADER + self.arena[at] as usize]
     }
 
     fn push(&mut self, word: &[u8], count: u64) {
@@ -81,7 +97,7 @@ impl Words {
 
     /// Every word as (its id, its count, its symbols), walking the arena by the headers' lengths:
     /// valid only before the first merge (a merged word shrinks in place and leaves a gap).
-    fn iter_unmerged(&self) -> impl Iterator<Item = (u32, u64, &[u32])> + '_ {
+    pub(crate) fn iter_unmerged(&self) -> impl Iterator<Item = (u32, u64, &[u32])> + '_ {
         let mut pos = 0;
         std::iter::from_fn(move || {
             let h = self.arena.get(pos..pos + HEADER)?;

@@ -121,3 +121,19 @@ def test_tiktoken_export_encodes_identically(trained: Tokenizer, tmp_path: Path,
     )
     for s in sample_lines:
         assert enc.encode(s, allowed_special="all") == trained.encode(s, allowed_special="all"), repr(s)
+
+
+def test_merge_counts_are_recorded_and_saved(english_docs, tmp_path: Path):
+    """``training["merge_counts"]`` holds each merge's pair count when it was chosen: the counts
+    the textbook trainer (bpekit.reference) sees, aligned with ``merges``, kept by save/load."""
+    from bpekit.reference.train import train_steps
+
+    text = english_docs[0][:40_000]
+    tok = train(iter([text]), vocab_size=400, pattern="cl100k", special_tokens=["<|x|>"], show_progress=False)
+    counts = tok.training["merge_counts"]
+    steps = list(train_steps([text], 400, tok.pattern, ["<|x|>"]))
+    assert [s.pair for s in steps] == tok.merges
+    assert counts == [s.count for s in steps] and len(counts) == len(tok.merges)
+    assert counts == sorted(counts, reverse=True)  # the best count never rises
+    tok.save(tmp_path / "t.json")
+    assert Tokenizer.load(tmp_path / "t.json").training["merge_counts"] == counts

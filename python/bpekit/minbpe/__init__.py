@@ -5,7 +5,7 @@
 * :class:`GPT4Tokenizer`: tiktoken's cl100k_base expressed as minbpe merges.
 
 ``train`` learns the same merges as minbpe on the same text (highest count, ties to the pair
-seen first) with an incremental trainer instead of minbpe's full recount per merge; ``save`` and
+seen first) with bpekit's Rust trainer instead of minbpe's full recount per merge; ``save`` and
 ``load`` read and write minbpe's ``.model`` / ``.vocab`` files. Where minbpe asserts, these raise
 bpekit's typed errors; see docs/minbpe.md for every difference.
 """

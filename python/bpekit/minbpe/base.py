@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from bpekit.errors import EncodeError, FormatError, InputTypeError, InvalidTokenError, VocabError
 from bpekit.minbpe import model_file
-from bpekit.minbpe.trainer import _learn_merges
+from bpekit.minbpe.trainer import learn_merges
 
 Merges = dict[tuple[int, int], int]
 
@@ -173,7 +173,7 @@ class Tokenizer:
         self.special_tokens = special_tokens
         self.inverse_special_tokens = {v: k for k, v in special_tokens.items()}
 
-    def _train(self, words: list[list[int]], weights: list[int], vocab_size: int, verbose: bool) -> None:
+    def _train(self, words: list[bytes], weights: list[int], vocab_size: int, verbose: bool) -> None:
         """Learn ``vocab_size - 256`` merges from distinct chunks and their counts (see trainer.py)."""
         vocab = build_vocab({})
 
@@ -185,5 +185,5 @@ class Tokenizer:
             )
 
         num_merges = check_vocab_size(vocab_size) - 256
-        learned = _learn_merges(words, weights, num_merges, on_merge=report if verbose else None)
+        learned = learn_merges(words, weights, num_merges, on_merge=report if verbose else None)
         self._set_merges({(left, right): 256 + i for i, (left, right, _) in enumerate(learned)})

@@ -2,7 +2,7 @@
 
 No split pattern and no special-token handling in ``encode``: merges may cross spaces and
 punctuation. Training gives minbpe's merges (most frequent pair, ties to the pair seen first)
-with the incremental trainer of :mod:`bpekit.minbpe.trainer`.
+with bpekit's Rust trainer in minbpe's tie mode (:mod:`bpekit.minbpe.trainer`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ class BasicTokenizer(Tokenizer):
 
     def train(self, text: str, vocab_size: int, verbose: bool = False) -> None:
         """Learn ``vocab_size - 256`` merges from ``text`` (VocabError if it runs out of pairs)."""
-        self._train([list(utf8(text))], [1], vocab_size, verbose)
+        self._train([utf8(text)], [1], vocab_size, verbose)
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``: its UTF-8 bytes merged in merge order."""

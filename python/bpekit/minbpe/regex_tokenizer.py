@@ -129,7 +129,7 @@ class RegexTokenizer(PatternTokenizer):
         counts: dict[str, int] = {}
         for chunk in self._chunks(text):
             counts[chunk] = counts.get(chunk, 0) + 1
-        words = [list(chunk.encode("utf-8")) for chunk in counts]
+        words = [chunk.encode("utf-8") for chunk in counts]
         self._train(words, list(counts.values()), vocab_size, verbose)
 
     def save(self, file_prefix: str) -> None:

@@ -178,6 +178,7 @@ class Trainer:
             "new_tokens": len(tokens) - 256,
             "reached_vocab_size": len(tokens) == target,
             "last_merge_count": int(merge_counts[-1]) if merge_counts else None,
+            "merge_counts": [int(c) for c in merge_counts],  # aligned with `merges`
             "corpus": corpus,
             "bpekit_version": _core.__version__,
         }

@@ -25,13 +25,28 @@ pub(super) fn piece_end(t: &Tables, b: &[u8], i: usize) -> usize {
     let (f, n) = char_at(t, b, i);
     // `[^\r\n\p{L}\p{N}]?`: may this char be the optional prefix of alternatives 1 and 2?
     let prefix = x != b'\r' && x != b'\n' && f & (L | N) == 0;
-    let word = if prefix { upper_then_lower(t, b, i + n) } else { None };
-    let word = word
-        .or_else(|| if f & (U | W) != 0 { upper_then_lower(t, b, i) } else { None })
-        .or_else(|| if prefix { upper_run(t, b, i + n) } else { None })
-        .or_else(|| if f & U != 0 { upper_run(t, b, i) } else { None });
-    if let Some(end) = word {
-        return with_contraction(t, b, end);
+    // The four ways a letter piece can match, in the regex's order. Plain `if`s rather than an
+    // `Option::or_else` chain: the closures were not inlined and cost a call with spilled
+    // captures per piece (the o200k splitter took 3.5x the cl100k one's time on code).
+    if prefix {
+        if let Some(end) = upper_then_lower(t, b, i + n) {
+            return with_contraction(t, b, end);
+        }
+    }
+    if f & (U | W) != 0 {
+        if let Some(end) = upper_then_lower(t, b, i) {
+            return with_contraction(t, b, end);
+        }
+    }
+    if prefix {
+        if let Some(end) = upper_run(t, b, i + n) {
+            return with_contraction(t, b, end);
+        }
+    }
+    if f & U != 0 {
+        if let Some(end) = upper_run(t, b, i) {
+            return with_contraction(t, b, end);
+        }
     }
     if f & N != 0 {
         return digit_run(t, b, i + n, 3);

@@ -1,0 +1,224 @@
+"""Decoders: token strings -> text. Each one maps the list of token strings to a new list; the
+decoded text is their concatenation (formats.md §3.6). ``tokenizer.json`` shapes: ByteLevel,
+Metaspace, ByteFallback, Fuse, Replace, Strip, BPEDecoder, Sequence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bpekit.errors import FormatError
+from bpekit.pipeline.base import Pattern, Stage, build, build_list, get, registry
+from bpekit.pipeline.byte_level import to_bytes
+
+DECODERS, _register = registry("decoder")
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+class Decoder(Stage):
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        return tokens
+
+    def decode(self, tokens: list[str]) -> str:
+        return "".join(self.decode_chain(tokens))
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Decoder:
+        return cls()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": type(self).__name__}
+
+
+@_register
+class ByteLevel(Decoder):
+    """Tokens in the byte alphabet become their bytes (others their UTF-8), decoded lossily."""
+
+    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
+        self.add_prefix_space = add_prefix_space
+        self.trim_offsets = trim_offsets
+        self.use_regex = use_regex
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        data = b"".join(b if (b := to_bytes(t)) is not None else t.encode("utf-8") for t in tokens)
+        return [data.decode("utf-8", "replace")]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> ByteLevel:
+        return cls(
+            get(doc, "add_prefix_space", bool, where, True),
+            get(doc, "trim_offsets", bool, where, True),
+            get(doc, "use_regex", bool, where, True),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "ByteLevel",
+            "add_prefix_space": self.add_prefix_space,
+            "trim_offsets": self.trim_offsets,
+            "use_regex": self.use_regex,
+        }
+
+
+@_register
+class Metaspace(Decoder):
+    """``▁`` -> space; in the first token every ``▁`` is dropped (unless the scheme is never)."""
+
+    def __init__(self, replacement: str = "\u2581", prepend_scheme: str = "always", split: bool = True) -> None:
+        if prepend_scheme not in ("always", "first", "never"):
+            raise FormatError(f"Metaspace prepend_scheme must be always, first or never, got {prepend_scheme!r}")
+        self.replacement = replacement
+        self.prepend_scheme = prepend_scheme
+        self.split = split
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out = []
+        for i, tok in enumerate(tokens):
+            drop = i == 0 and self.prepend_scheme != "never"
+            out.append(tok.replace(self.replacement, "" if drop else " "))
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Metaspace:
+        scheme = get(doc, "prepend_scheme", str, where, "always")
+        if get(doc, "add_prefix_space", bool, where, True) is False:
+            scheme = "never"
+        return cls(get(doc, "replacement", str, where), scheme, get(doc, "split", bool, where, True))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Metaspace", "replacement": self.replacement, "prepend_scheme": self.prepend_scheme,
+                "split": self.split}
+
+
+def _byte_token(tok: str) -> int | None:
+    """The byte of a ``<0xHH>`` token (Rust's ``from_str_radix`` also takes ``+H``)."""
+    if len(tok) != 6 or not tok.startswith("<0x") or not tok.endswith(">"):
+        return None
+    hh = tok[3:5]
+    if all(c in _HEX for c in hh) or (hh[0] == "+" and hh[1] in _HEX):
+        return int(hh, 16)
+    return None
+
+
+@_register
+class ByteFallback(Decoder):
+    """Runs of ``<0xHH>`` tokens become text; an invalid run gives one U+FFFD per byte."""
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out: list[str] = []
+        run = bytearray()
+
+        def flush() -> None:
+            if run:
+                try:
+                    out.append(run.decode("utf-8"))
+                except UnicodeDecodeError:
+                    out.extend("\ufffd" * len(run))
+                run.clear()
+
+        for tok in tokens:
+            b = _byte_token(tok)
+            if b is None:
+                flush()
+                out.append(tok)
+            else:
+                run.append(b)
+        flush()
+        return out
+
+
+@_register
+class Fuse(Decoder):
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        return ["".join(tokens)]
+
+
+@_register
+class Strip(Decoder):
+    """Removes up to ``start`` leading and ``stop`` trailing ``content`` characters per token."""
+
+    def __init__(self, content: str = " ", start: int = 0, stop: int = 0) -> None:
+        if len(content) != 1:
+            raise FormatError(f"Strip content must be one character, got {content!r}")
+        self.content = content
+        self.start = start
+        self.stop = stop
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out = []
+        for tok in tokens:
+            a = 0
+            while a < min(self.start, len(tok)) and tok[a] == self.content:
+                a += 1
+            b = len(tok)
+            while len(tok) - b < self.stop and b > 0 and tok[b - 1] == self.content:
+                b -= 1
+            out.append(tok[a:b] if a <= b else "")
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Strip:
+        return cls(get(doc, "content", str, where), get(doc, "start", int, where), get(doc, "stop", int, where))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Strip", "content": self.content, "start": self.start, "stop": self.stop}
+
+
+@_register
+class Replace(Decoder):
+    def __init__(self, pattern: Pattern | str, content: str) -> None:
+        self.pattern = pattern if isinstance(pattern, Pattern) else Pattern(pattern, False)
+        self.content = content
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        return [self.pattern.compiled.sub(lambda _: self.content, t) for t in tokens]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Replace:
+        return cls(Pattern.from_json(get(doc, "pattern", dict, where), where), get(doc, "content", str, where))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Replace", "pattern": self.pattern.to_json(), "content": self.content}
+
+
+@_register
+class BPEDecoder(Decoder):
+    """The end-of-word suffix becomes a space (nothing after the last token)."""
+
+    def __init__(self, suffix: str = "</w>") -> None:
+        self.suffix = suffix
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        last = len(tokens) - 1
+        return [t.replace(self.suffix, "" if i == last else " ") for i, t in enumerate(tokens)]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> BPEDecoder:
+        return cls(get(doc, "suffix", str, where, "</w>"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "BPEDecoder", "suffix": self.suffix}
+
+
+@_register
+class Sequence(Decoder):
+    def __init__(self, decoders: list[Decoder]) -> None:
+        self.decoders = list(decoders)
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        for d in self.decoders:
+            tokens = d.decode_chain(tokens)
+        return tokens
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Sequence:
+        return cls(build_list("decoder", DECODERS, get(doc, "decoders", list, where), f"{where}.decoders"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Sequence", "decoders": [d.to_json() for d in self.decoders]}
+
+
+def from_json(doc: Any, where: str = "decoder") -> Decoder | None:
+    """The decoder of a ``tokenizer.json`` ``"decoder"`` value (``None`` for null)."""
+    return build("decoder", DECODERS, doc, where)  # type: ignore[no-any-return]

@@ -1,0 +1,264 @@
+"""The BPE model of ``tokenizer.json``: vocabulary, ranked merges and the options of Hugging
+Face's ``BPE`` (formats.md §3.2), encoding one pre-token at a time exactly as it does.
+
+Merge priority is the *pair's* index in the merge list (not the rank of the merged token as in
+tiktoken): a heap of ``(rank, position)`` candidates, stale entries skipped, one merge at a time.
+Dropout is seeded (``seed``) so that results are reproducible; Hugging Face uses an unseeded
+thread RNG, so only the distribution, not the draw, can match it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bpekit.errors import EncodeError, FormatError, VocabError
+from bpekit.pipeline.base import Stage, get
+
+_CACHE_LIMIT = 1 << 16
+
+
+class BPE(Stage):
+    """Byte-pair encoding with a merge list (``merges[i]`` has priority ``i``)."""
+
+    def __init__(
+        self,
+        vocab: Mapping[str, int],
+        merges: Sequence[tuple[str, str]],
+        *,
+        dropout: float | None = None,
+        unk_token: str | None = None,
+        continuing_subword_prefix: str | None = None,
+        end_of_word_suffix: str | None = None,
+        fuse_unk: bool = False,
+        byte_fallback: bool = False,
+        ignore_merges: bool = False,
+        merges_as_pairs: bool = True,
+        seed: int | None = None,
+    ) -> None:
+        if dropout is not None and not 0.0 <= dropout <= 1.0:
+            raise VocabError(f"BPE dropout must be in [0, 1], got {dropout}")
+        self.vocab: dict[str, int] = dict(vocab)
+        self.vocab_r: dict[int, str] = {i: t for t, i in self.vocab.items()}
+        if len(self.vocab_r) != len(self.vocab):
+            raise VocabError("BPE vocab gives the same id to two tokens")
+        self.merges: list[tuple[str, str]] = [(a, b) for a, b in merges]
+        self.dropout = dropout
+        self.unk_token = unk_token
+        self.continuing_subword_prefix = continuing_subword_prefix
+        self.end_of_word_suffix = end_of_word_suffix
+        self.fuse_unk = fuse_unk
+        self.byte_fallback = byte_fallback
+        self.ignore_merges = ignore_merges
+        self.merges_as_pairs = merges_as_pairs
+        self.rng = random.Random(seed)
+        self.pair_ranks = self._pair_table()
+        self._cache: dict[str, list[int]] = {}
+
+    def _pair_table(self) -> dict[tuple[int, int], tuple[int, int]]:
+        """``(left id, right id) -> (rank, merged id)``; every token must be in the vocabulary."""
+        prefix_len = len(self.continuing_subword_prefix.encode()) if self.continuing_subword_prefix else 0
+        table: dict[tuple[int, int], tuple[int, int]] = {}
+        for rank, (a, b) in enumerate(self.merges):
+            for tok in (a, b):
+                if tok not in self.vocab:
+                    raise VocabError(f"merge {rank} ({a!r}, {b!r}): token {tok!r} is not in the vocabulary")
+            try:
+                merged = a + b.encode()[prefix_len:].decode()
+            except UnicodeDecodeError:
+                raise VocabError(f"merge {rank} ({a!r}, {b!r}): cannot strip the subword prefix") from None
+            new_id = self.vocab.get(merged)
+            if new_id is None:
+                raise VocabError(f"merge {rank} ({a!r}, {b!r}): the merged token {merged!r} is not in the vocabulary")
+            pair = (self.vocab[a], self.vocab[b])
+            if pair in table:
+                raise VocabError(f"merge {rank} ({a!r}, {b!r}) repeats merge {table[pair][0]}")
+            table[pair] = (rank, new_id)
+        return table
+
+    def __repr__(self) -> str:
+        return f"BPE({len(self.vocab)} tokens, {len(self.merges)} merges, ignore_merges={self.ignore_merges})"
+
+    # ------------------------------------------------------------------ encoding
+
+    def get_vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def token_to_id(self, token: str) -> int | None:
+        return self.vocab.get(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        return self.vocab_r.get(token_id)
+
+    def tokenize(self, word: str) -> list[int]:
+        """The ids of one pre-token."""
+        if not word:
+            return []
+        if self.dropout:
+            return self.merge_word(word)
+        if self.ignore_merges:
+            hit = self.vocab.get(word)
+            if hit is not None:
+                return [hit]
+        ids = self._cache.get(word)
+        if ids is None:
+            ids = self.merge_word(word)
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[word] = ids
+        return ids
+
+    def _symbols(self, word: str) -> list[int]:
+        """Initial symbols: one per character (prefix/suffix applied), byte fallback, unk."""
+        vocab, out = self.vocab, []
+        unk: int | None = None  # pending unk id
+        last = len(word) - 1
+        for i, c in enumerate(word):
+            s = c
+            if i and self.continuing_subword_prefix is not None:
+                s = self.continuing_subword_prefix + s
+            if i == last and self.end_of_word_suffix is not None:
+                s = s + self.end_of_word_suffix
+            tid = vocab.get(s)
+            if tid is not None:
+                if unk is not None:
+                    out.append(unk)
+                    unk = None
+                out.append(tid)
+                continue
+            if self.byte_fallback:
+                ids = [vocab.get(f"<0x{b:02X}>") for b in s.encode("utf-8")]
+                if all(x is not None for x in ids):
+                    out.extend(ids)  # type: ignore[arg-type]  # (a pending unk stays pending, as in HF)
+                    continue
+            if self.unk_token is not None:
+                unk_id = vocab.get(self.unk_token)
+                if unk_id is None:  # Hugging Face too fails only when an unknown character is met
+                    raise EncodeError(f"unk_token {self.unk_token!r} is not in the vocabulary")
+                if unk is not None and not self.fuse_unk:
+                    out.append(unk)
+                unk = unk_id
+        if unk is not None:
+            out.append(unk)
+        return out
+
+    def merge_word(self, word: str) -> list[int]:
+        """Hugging Face's ``Word::merge_all``: lowest (rank, position) pair first, one at a time."""
+        ids = self._symbols(word)
+        n = len(ids)
+        if n < 2:
+            return ids
+        pairs = self.pair_ranks
+        prev = list(range(-1, n - 1))
+        nxt = list(range(1, n + 1))
+        alive = [True] * n
+        heap = []
+        for i in range(n - 1):
+            m = pairs.get((ids[i], ids[i + 1]))
+            if m is not None:
+                heap.append((m[0], i, m[1]))
+        heapq.heapify(heap)
+        p = self.dropout or 0.0
+        skipped: list[tuple[int, int, int]] = []
+        while heap:
+            top = heapq.heappop(heap)
+            if p and self.rng.random() < p:
+                skipped.append(top)
+                continue
+            for s in skipped:
+                heapq.heappush(heap, s)
+            skipped.clear()
+            _, pos, new_id = top
+            right = nxt[pos]
+            if not alive[pos] or right >= n:
+                continue
+            m = pairs.get((ids[pos], ids[right]))
+            if m is None or m[1] != new_id:
+                continue
+            ids[pos] = new_id
+            alive[right] = False
+            after = nxt[right]
+            nxt[pos] = after
+            if after < n:
+                prev[after] = pos
+            before = prev[pos]
+            if before >= 0:
+                m = pairs.get((ids[before], new_id))
+                if m is not None:
+                    heapq.heappush(heap, (m[0], before, m[1]))
+            if after < n:
+                m = pairs.get((new_id, ids[after]))
+                if m is not None:
+                    heapq.heappush(heap, (m[0], pos, m[1]))
+        return [ids[i] for i in range(n) if alive[i]]
+
+    # ------------------------------------------------------------------ JSON
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str = "model", seed: int | None = None) -> BPE:
+        if get(doc, "type", str, where, "BPE") != "BPE":
+            raise FormatError(f"{where}: unknown model type {doc['type']!r} (bpekit reads BPE models)")
+        vocab = get(doc, "vocab", dict, where)
+        for tok, tid in vocab.items():
+            if not isinstance(tid, int) or isinstance(tid, bool) or tid < 0:
+                raise FormatError(f"{where}.vocab: id of {tok!r} must be a non-negative int, got {tid!r}")
+        raw = get(doc, "merges", list, where)
+        merges, as_pairs = _read_merges(raw, where)
+        dropout = get(doc, "dropout", (float, int, type(None)), where, None)
+        opt_str = (str, type(None))
+        return cls(
+            vocab,
+            merges,
+            dropout=None if dropout is None else float(dropout),
+            unk_token=get(doc, "unk_token", opt_str, where, None),
+            continuing_subword_prefix=get(doc, "continuing_subword_prefix", opt_str, where, None),
+            end_of_word_suffix=get(doc, "end_of_word_suffix", opt_str, where, None),
+            fuse_unk=get(doc, "fuse_unk", bool, where, False),
+            byte_fallback=get(doc, "byte_fallback", bool, where, False),
+            ignore_merges=get(doc, "ignore_merges", bool, where, False),
+            merges_as_pairs=as_pairs,
+            seed=seed,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        merges: list[Any] = (
+            [[a, b] for a, b in self.merges] if self.merges_as_pairs else [f"{a} {b}" for a, b in self.merges]
+        )
+        return {
+            "type": "BPE",
+            "dropout": self.dropout,
+            "unk_token": self.unk_token,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "end_of_word_suffix": self.end_of_word_suffix,
+            "fuse_unk": self.fuse_unk,
+            "byte_fallback": self.byte_fallback,
+            "ignore_merges": self.ignore_merges,
+            "vocab": dict(sorted(self.vocab.items(), key=lambda x: x[1])),
+            "merges": merges,
+        }
+
+
+def _read_merges(raw: list[Any], where: str) -> tuple[list[tuple[str, str]], bool]:
+    """Merges as ``"a b"`` strings (legacy) or ``[a, b]`` pairs; the list must use one form."""
+    if not raw:
+        return [], True
+    as_pairs = isinstance(raw[0], list)
+    out: list[tuple[str, str]] = []
+    for n, item in enumerate(raw):
+        if as_pairs:
+            if not (isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item)):
+                raise FormatError(f"{where}.merges[{n}]: expected a [left, right] pair of strings, got {item!r:.60}")
+            out.append((item[0], item[1]))
+        else:
+            if not isinstance(item, str):
+                raise FormatError(f"{where}.merges[{n}]: expected an 'a b' string, got {item!r:.60}")
+            if item.startswith("#version"):
+                continue
+            parts = item.split(" ")
+            if len(parts) != 2:
+                raise FormatError(f"{where}.merges[{n}]: {item!r} is not two tokens separated by one space")
+            out.append((parts[0], parts[1]))
+    return out, as_pairs
+

@@ -1,0 +1,159 @@
+"""Normalizers: text -> text, applied to each part of the input that is not an added token.
+
+``tokenizer.json`` shapes (formats.md §3.4): NFC, NFD, NFKC, NFKD, Lowercase, StripAccents,
+Strip, Replace, Prepend, Sequence. Each class reads and writes its own dict.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from bpekit.pipeline.base import Pattern, Stage, build, build_list, get, registry
+
+NORMALIZERS, _register = registry("normalizer")
+
+# Rust's char::is_whitespace (Unicode White_Space), which Hugging Face's Strip uses
+WHITESPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+class Normalizer(Stage):
+    def normalize(self, text: str) -> str:
+        return text
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Normalizer:
+        return cls()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": type(self).__name__}
+
+
+class _Unicode(Normalizer):
+    form = "NFC"
+
+    def normalize(self, text: str) -> str:
+        return unicodedata.normalize(self.form, text)  # type: ignore[arg-type]
+
+
+@_register
+class NFC(_Unicode):
+    form = "NFC"
+
+
+@_register
+class NFD(_Unicode):
+    form = "NFD"
+
+
+@_register
+class NFKC(_Unicode):
+    form = "NFKC"
+
+
+@_register
+class NFKD(_Unicode):
+    form = "NFKD"
+
+
+@_register
+class Lowercase(Normalizer):
+    def normalize(self, text: str) -> str:
+        # per character, as Rust's char::to_lowercase (no final-sigma rule, unlike str.lower)
+        return "".join(c.lower() for c in text) if not text.isascii() else text.lower()
+
+
+@_register
+class StripAccents(Normalizer):
+    """Removes combining marks (use after NFD or NFKD)."""
+
+    def normalize(self, text: str) -> str:
+        return "".join(c for c in text if unicodedata.category(c) != "Mn")
+
+
+@_register
+class Strip(Normalizer):
+    def __init__(self, strip_left: bool = True, strip_right: bool = True) -> None:
+        self.strip_left = strip_left
+        self.strip_right = strip_right
+
+    def normalize(self, text: str) -> str:
+        start, end = 0, len(text)
+        if self.strip_left:
+            while start < end and text[start] in WHITESPACE:
+                start += 1
+        if self.strip_right:
+            while end > start and text[end - 1] in WHITESPACE:
+                end -= 1
+        return text[start:end]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Strip:
+        return cls(get(doc, "strip_left", bool, where), get(doc, "strip_right", bool, where))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Strip", "strip_left": self.strip_left, "strip_right": self.strip_right}
+
+
+@_register
+class Replace(Normalizer):
+    """Replaces every match of a literal or regex pattern with ``content``."""
+
+    def __init__(self, pattern: Pattern | str, content: str) -> None:
+        self.pattern = pattern if isinstance(pattern, Pattern) else Pattern(pattern, False)
+        self.content = content
+
+    def normalize(self, text: str) -> str:
+        return self.pattern.compiled.sub(lambda _: self.content, text)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Replace:
+        return cls(Pattern.from_json(get(doc, "pattern", dict, where), where), get(doc, "content", str, where))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Replace", "pattern": self.pattern.to_json(), "content": self.content}
+
+
+@_register
+class Prepend(Normalizer):
+    """Prepends ``prepend`` to a non-empty text."""
+
+    def __init__(self, prepend: str) -> None:
+        self.prepend = prepend
+
+    def normalize(self, text: str) -> str:
+        return self.prepend + text if text else text
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Prepend:
+        return cls(get(doc, "prepend", str, where))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Prepend", "prepend": self.prepend}
+
+
+@_register
+class Sequence(Normalizer):
+    def __init__(self, normalizers: list[Normalizer]) -> None:
+        self.normalizers = list(normalizers)
+
+    def normalize(self, text: str) -> str:
+        for n in self.normalizers:
+            text = n.normalize(text)
+        return text
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Sequence:
+        return cls(build_list("normalizer", NORMALIZERS, get(doc, "normalizers", list, where), f"{where}.normalizers"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Sequence", "normalizers": [n.to_json() for n in self.normalizers]}
+
+
+def from_json(doc: Any, where: str = "normalizer") -> Normalizer | None:
+    """The normalizer of a ``tokenizer.json`` ``"normalizer"`` value (``None`` for null)."""
+    return build("normalizer", NORMALIZERS, doc, where)  # type: ignore[no-any-return]

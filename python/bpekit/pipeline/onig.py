@@ -1,0 +1,76 @@
+"""Regexes with Oniguruma's meaning, compiled by Python's ``regex`` module.
+
+Hugging Face ``tokenizers`` compiles every ``Regex`` pattern with Oniguruma (Ruby syntax). Two
+constructs mean something else in ``regex`` (formats.md §1.3):
+
+* ``X{n,m}+`` is "one or more of ``X{n,m}``" in Oniguruma but a possessive ``X{n,m}`` in
+  ``regex``: it is rewritten to ``(?:X{n,m})+``;
+* ``$`` and ``^`` are line anchors in Ruby syntax: the pattern is compiled with ``MULTILINE``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import regex
+
+from bpekit.errors import PatternError
+
+_INTERVAL_PLUS = regex.compile(r"(?<!\\)\{\d+(?:,\d*)?\}\+")
+
+
+def _atom_start(pattern: str, end: int) -> int:
+    """Where the atom that ends just before ``end`` begins (a char, an escape, a class, a group)."""
+    last = pattern[end - 1]
+    if last == "]":
+        i = end - 2
+        while i >= 0:
+            if pattern[i] == "[" and (i == 0 or pattern[i - 1] != "\\"):
+                depth = pattern.count("[", i, end) - pattern.count("\\[", i, end)
+                closes = pattern.count("]", i, end) - pattern.count("\\]", i, end)
+                if depth == closes:
+                    return i
+            i -= 1
+        raise PatternError(f"unbalanced character class before a counted repetition in {pattern!r}")
+    if last == ")":
+        depth = 0
+        for i in range(end - 1, -1, -1):
+            if pattern[i] in "()" and (i == 0 or pattern[i - 1] != "\\"):
+                depth += 1 if pattern[i] == ")" else -1
+                if depth == 0:
+                    return i
+        raise PatternError(f"unbalanced group before a counted repetition in {pattern!r}")
+    if last == "}":  # \p{...}
+        i = pattern.rfind("\\", 0, end)
+        if i >= 0 and pattern[i + 1 : i + 2] in ("p", "P"):
+            return i
+    if end >= 2 and pattern[end - 2] == "\\":
+        return end - 2
+    return end - 1
+
+
+def onig_to_regex(pattern: str) -> str:
+    """``pattern`` rewritten so that ``regex`` gives Oniguruma's matches (see the module docstring)."""
+    while True:
+        m = _INTERVAL_PLUS.search(pattern)
+        if m is None:
+            return pattern
+        start = _atom_start(pattern, m.start())
+        interval = m.group()[:-1]
+        pattern = pattern[:start] + "(?:" + pattern[start : m.start()] + interval + ")+" + pattern[m.end() :]
+
+
+@lru_cache(maxsize=256)
+def compile_onig(pattern: str) -> regex.Pattern[str]:
+    """Compiles an Oniguruma (Ruby syntax) pattern; ``PatternError`` if it is not valid."""
+    if not isinstance(pattern, str):
+        raise PatternError(f"a regex pattern must be a str, got {type(pattern).__name__}")
+    try:
+        return regex.compile(onig_to_regex(pattern), regex.MULTILINE)
+    except regex.error as exc:
+        raise PatternError(f"invalid regex {pattern!r}: {exc}") from None
+
+
+def literal(text: str) -> regex.Pattern[str]:
+    """A pattern matching ``text`` literally."""
+    return regex.compile(regex.escape(text))

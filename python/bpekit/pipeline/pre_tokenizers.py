@@ -1,0 +1,318 @@
+"""Pre-tokenizers: split each normalized part of the input into pre-tokens, which the model
+encodes one by one.
+
+A split is ``(text, first)``: ``first`` is true only for the split that begins the whole input
+(Metaspace's ``prepend_scheme: "first"`` needs it). Empty splits are dropped after every step,
+and each step sees only its own split, as in Hugging Face (formats.md §3.5). ``tokenizer.json``
+shapes: ByteLevel, Split, Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation, Sequence.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+import regex
+
+from bpekit.errors import FormatError
+from bpekit.pipeline.base import Pattern, Stage, build, build_list, get, registry
+from bpekit.pipeline.byte_level import BYTE_TO_CHAR, GPT2_REGEX
+from bpekit.pipeline.normalizers import WHITESPACE
+from bpekit.pipeline.onig import compile_onig
+
+PRE_TOKENIZERS, _register = registry("pre_tokenizer")
+Split_ = tuple[str, bool]
+BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
+_WORDS = regex.compile(r"\w+|[^\w\s]+")
+
+
+def split_by(text: str, matches: list[tuple[int, int, bool]], behavior: str) -> list[tuple[int, int]]:
+    """Hugging Face's ``split`` of ``text`` given ``(start, end, is_match)`` runs covering it."""
+    if behavior == "Removed":
+        return [(s, e) for s, e, m in matches if not m]
+    if behavior == "Isolated":
+        return [(s, e) for s, e, _ in matches]
+    out: list[list[int]] = []
+    previous = False
+    if behavior == "MergedWithPrevious":
+        for s, e, m in matches:
+            if m and not previous and out:
+                out[-1][1] = e
+            else:
+                out.append([s, e])
+            previous = m
+    elif behavior == "MergedWithNext":
+        for s, e, m in reversed(matches):
+            if m and not previous and out:
+                out[-1][0] = s
+            else:
+                out.append([s, e])
+            previous = m
+        out.reverse()
+    else:  # Contiguous
+        for s, e, m in matches:
+            if m == previous and out:
+                out[-1][1] = e
+            else:
+                out.append([s, e])
+            previous = m
+    return [(s, e) for s, e in out]
+
+
+def find_runs(pattern: regex.Pattern[str], text: str, invert: bool = False) -> list[tuple[int, int, bool]]:
+    """Matches and the gaps between them, in order (empty text: one empty gap)."""
+    if not text:
+        return [(0, 0, invert)]
+    runs: list[tuple[int, int, bool]] = []
+    prev = 0
+    for m in pattern.finditer(text):
+        s, e = m.span()
+        if prev != s:
+            runs.append((prev, s, invert))
+        runs.append((s, e, not invert))
+        prev = e
+    if prev != len(text):
+        runs.append((prev, len(text), invert))
+    return runs
+
+
+def _apply(splits: list[Split_], cut: Any) -> list[Split_]:
+    out: list[Split_] = []
+    for text, first in splits:
+        for s, e in cut(text):
+            if e > s:
+                out.append((text[s:e], first and s == 0))
+    return out
+
+
+class PreTokenizer(Stage):
+    def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
+        return splits
+
+    def pre_tokenize_str(self, text: str) -> list[str]:
+        return [t for t, _ in self.pre_tokenize([(text, True)])]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> PreTokenizer:
+        return cls()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": type(self).__name__}
+
+
+@_register
+class ByteLevel(PreTokenizer):
+    """Optional prefix space, the GPT-2 regex split (``use_regex``), then bytes as characters."""
+
+    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
+        self.add_prefix_space = add_prefix_space
+        self.trim_offsets = trim_offsets
+        self.use_regex = use_regex
+
+    def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
+        out: list[Split_] = []
+        for text, first in splits:
+            if self.add_prefix_space and not text.startswith(" "):
+                text = " " + text
+            pieces = [m.group() for m in GPT2_REGEX.finditer(text)] if self.use_regex else [text]
+            for i, p in enumerate(pieces):
+                if p:
+                    out.append(("".join(BYTE_TO_CHAR[b] for b in p.encode("utf-8")), first and i == 0))
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> ByteLevel:
+        return cls(
+            get(doc, "add_prefix_space", bool, where, True),
+            get(doc, "trim_offsets", bool, where, True),
+            get(doc, "use_regex", bool, where, True),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "ByteLevel",
+            "add_prefix_space": self.add_prefix_space,
+            "trim_offsets": self.trim_offsets,
+            "use_regex": self.use_regex,
+        }
+
+
+def _behavior(doc: Mapping[str, Any], where: str, default: str | None = None) -> str:
+    value = get(doc, "behavior", str, where, default) if default else get(doc, "behavior", str, where)
+    if value not in BEHAVIORS:
+        raise FormatError(f"{where}: unknown split behavior {value!r} (one of {', '.join(BEHAVIORS)})")
+    return value  # type: ignore[no-any-return]
+
+
+@_register
+class Split(PreTokenizer):
+    def __init__(self, pattern: Pattern | str, behavior: str = "Isolated", invert: bool = False) -> None:
+        self.pattern = pattern if isinstance(pattern, Pattern) else Pattern(pattern, False)
+        if behavior not in BEHAVIORS:
+            raise FormatError(f"unknown split behavior {behavior!r} (one of {', '.join(BEHAVIORS)})")
+        self.behavior = behavior
+        self.invert = invert
+
+    def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
+        if not self.pattern.text:
+            return [s for s in splits if s[0]]
+        return _apply(splits, lambda t: split_by(t, find_runs(self.pattern.compiled, t, self.invert), self.behavior))
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Split:
+        pattern = Pattern.from_json(get(doc, "pattern", dict, where), f"{where}.pattern")
+        return cls(pattern, _behavior(doc, where), get(doc, "invert", bool, where))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Split", "pattern": self.pattern.to_json(), "behavior": self.behavior, "invert": self.invert}
+
+
+@_register
+class Metaspace(PreTokenizer):
+    """Spaces become ``replacement`` (``▁``), which is prepended per ``prepend_scheme`` and split on."""
+
+    def __init__(self, replacement: str = "\u2581", prepend_scheme: str = "always", split: bool = True) -> None:
+        if len(replacement) != 1:
+            raise FormatError(f"Metaspace replacement must be one character, got {replacement!r}")
+        if prepend_scheme not in ("always", "first", "never"):
+            raise FormatError(f"Metaspace prepend_scheme must be always, first or never, got {prepend_scheme!r}")
+        self.replacement = replacement
+        self.prepend_scheme = prepend_scheme
+        self.split = split
+        self._on = regex.compile(regex.escape(replacement))
+
+    def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
+        out: list[Split_] = []
+        for text, first in splits:
+            text = text.replace(" ", self.replacement)
+            if not text.startswith(self.replacement) and (
+                self.prepend_scheme == "always" or (self.prepend_scheme == "first" and first)
+            ):
+                text = self.replacement + text
+            if self.split:
+                out.extend(_apply([(text, first)], lambda t: split_by(t, find_runs(self._on, t), "MergedWithNext")))
+            elif text:
+                out.append((text, first))
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Metaspace:
+        scheme = get(doc, "prepend_scheme", str, where, "always")
+        if get(doc, "add_prefix_space", bool, where, True) is False:
+            if "prepend_scheme" in doc and scheme != "never":
+                raise FormatError(f"{where}: add_prefix_space false contradicts prepend_scheme {scheme!r}")
+            scheme = "never"
+        return cls(get(doc, "replacement", str, where), scheme, get(doc, "split", bool, where, True))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "Metaspace",
+            "replacement": self.replacement,
+            "prepend_scheme": self.prepend_scheme,
+            "split": self.split,
+        }
+
+
+def _is_numeric(c: str) -> bool:  # Rust char::is_numeric: categories Nd, Nl, No
+    return unicodedata.category(c) in ("Nd", "Nl", "No")
+
+
+def _char_runs(text: str, test: Any) -> list[tuple[int, int, bool]]:
+    """Each character passing ``test`` is a match of its own; the text between is one gap."""
+    if not text:
+        return [(0, 0, False)]
+    runs: list[tuple[int, int, bool]] = []
+    gap = 0
+    for i, c in enumerate(text):
+        if test(c):
+            if gap < i:
+                runs.append((gap, i, False))
+            runs.append((i, i + 1, True))
+            gap = i + 1
+    if gap < len(text):
+        runs.append((gap, len(text), False))
+    return runs
+
+
+@_register
+class Digits(PreTokenizer):
+    def __init__(self, individual_digits: bool = False) -> None:
+        self.individual_digits = individual_digits
+
+    def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
+        how = "Isolated" if self.individual_digits else "Contiguous"
+        return _apply(splits, lambda t: split_by(t, _char_runs(t, _is_numeric), how))
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Digits:
+        return cls(get(doc, "individual_digits", bool, where, False))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Digits", "individual_digits": self.individual_digits}
+
+
+def _is_punctuation(c: str) -> bool:
+    return (c.isascii() and not c.isalnum() and c.isprintable() and c != " ") or unicodedata.category(c)[0] == "P"
+
+
+@_register
+class Punctuation(PreTokenizer):
+    def __init__(self, behavior: str = "Isolated") -> None:
+        if behavior not in BEHAVIORS:
+            raise FormatError(f"unknown split behavior {behavior!r}")
+        self.behavior = behavior
+
+    def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
+        return _apply(splits, lambda t: split_by(t, _char_runs(t, _is_punctuation), self.behavior))
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Punctuation:
+        return cls(_behavior(doc, where, "Isolated"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Punctuation", "behavior": self.behavior}
+
+
+@_register
+class Whitespace(PreTokenizer):
+    """Keeps the matches of ``\\w+|[^\\w\\s]+``."""
+
+    def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
+        return _apply(splits, lambda t: split_by(t, find_runs(_WORDS, t, invert=True), "Removed"))
+
+
+@_register
+class WhitespaceSplit(PreTokenizer):
+    """Splits on Unicode whitespace, which is dropped."""
+
+    def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
+        return _apply(splits, lambda t: split_by(t, _char_runs(t, WHITESPACE.__contains__), "Removed"))
+
+
+@_register
+class Sequence(PreTokenizer):
+    def __init__(self, pretokenizers: list[PreTokenizer]) -> None:
+        self.pretokenizers = list(pretokenizers)
+
+    def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
+        for p in self.pretokenizers:
+            splits = p.pre_tokenize(splits)
+        return splits
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Sequence:
+        items = get(doc, "pretokenizers", list, where)
+        return cls(build_list("pre_tokenizer", PRE_TOKENIZERS, items, f"{where}.pretokenizers"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Sequence", "pretokenizers": [p.to_json() for p in self.pretokenizers]}
+
+
+def from_json(doc: Any, where: str = "pre_tokenizer") -> PreTokenizer | None:
+    """The pre-tokenizer of a ``tokenizer.json`` ``"pre_tokenizer"`` value (``None`` for null)."""
+    return build("pre_tokenizer", PRE_TOKENIZERS, doc, where)  # type: ignore[no-any-return]
+
+
+__all__ = ["PRE_TOKENIZERS", "ByteLevel", "Digits", "Metaspace", "Pattern", "PreTokenizer", "Punctuation",
+           "Sequence", "Split", "Whitespace", "WhitespaceSplit", "compile_onig", "from_json"]

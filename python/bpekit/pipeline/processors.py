@@ -1,0 +1,201 @@
+"""Post-processors: add special tokens around an encoded sequence (``add_special_tokens=True``).
+
+``tokenizer.json`` shapes (formats.md §3.7): TemplateProcessing, ByteLevel (adds nothing; it only
+trims offsets, which bpekit does not report), RobertaProcessing, BertProcessing, Sequence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bpekit.errors import FormatError
+from bpekit.pipeline.base import Stage, build, build_list, get, registry
+
+PROCESSORS, _register = registry("post_processor")
+
+
+class PostProcessor(Stage):
+    def process(self, ids: list[int], pair: list[int] | None = None) -> list[int]:
+        return ids + (pair or [])
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> PostProcessor:
+        return cls()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": type(self).__name__}
+
+
+@_register
+class ByteLevel(PostProcessor):
+    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
+        self.add_prefix_space = add_prefix_space
+        self.trim_offsets = trim_offsets
+        self.use_regex = use_regex
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> ByteLevel:
+        return cls(
+            get(doc, "add_prefix_space", bool, where, True),
+            get(doc, "trim_offsets", bool, where, True),
+            get(doc, "use_regex", bool, where, True),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "ByteLevel",
+            "add_prefix_space": self.add_prefix_space,
+            "trim_offsets": self.trim_offsets,
+            "use_regex": self.use_regex,
+        }
+
+
+def _token(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, int]:
+    value = get(doc, key, list, where)
+    if len(value) != 2 or not isinstance(value[0], str) or not isinstance(value[1], int) or isinstance(value[1], bool):
+        raise FormatError(f"{where}: {key!r} must be [token, id], got {value!r:.60}")
+    return value[0], value[1]
+
+
+@_register
+class BertProcessing(PostProcessor):
+    """``[CLS] A [SEP]`` and ``[CLS] A [SEP] B [SEP]``."""
+
+    def __init__(self, sep: tuple[str, int], cls: tuple[str, int]) -> None:
+        self.sep = sep
+        self.cls = cls
+
+    def process(self, ids: list[int], pair: list[int] | None = None) -> list[int]:
+        out = [self.cls[1], *ids, self.sep[1]]
+        return out if pair is None else [*out, *pair, self.sep[1]]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> BertProcessing:
+        return cls(_token(doc, "sep", where), _token(doc, "cls", where))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "BertProcessing", "sep": list(self.sep), "cls": list(self.cls)}
+
+
+@_register
+class RobertaProcessing(PostProcessor):
+    """``<s> A </s>`` and ``<s> A </s> </s> B </s>``."""
+
+    def __init__(self, sep: tuple[str, int], cls: tuple[str, int], trim_offsets: bool = True,
+                 add_prefix_space: bool = True) -> None:
+        self.sep = sep
+        self.cls = cls
+        self.trim_offsets = trim_offsets
+        self.add_prefix_space = add_prefix_space
+
+    def process(self, ids: list[int], pair: list[int] | None = None) -> list[int]:
+        out = [self.cls[1], *ids, self.sep[1]]
+        return out if pair is None else [*out, self.sep[1], *pair, self.sep[1]]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> RobertaProcessing:
+        return cls(
+            _token(doc, "sep", where),
+            _token(doc, "cls", where),
+            get(doc, "trim_offsets", bool, where, True),
+            get(doc, "add_prefix_space", bool, where, True),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "RobertaProcessing",
+            "sep": list(self.sep),
+            "cls": list(self.cls),
+            "trim_offsets": self.trim_offsets,
+            "add_prefix_space": self.add_prefix_space,
+        }
+
+
+def _piece(item: Any, where: str) -> tuple[str, str, int]:
+    """``("Sequence", "A"|"B", type_id)`` or ``("SpecialToken", name, type_id)``."""
+    if not isinstance(item, dict) or len(item) != 1 or next(iter(item)) not in ("Sequence", "SpecialToken"):
+        raise FormatError(f"{where}: a template piece is {{'Sequence': ...}} or {{'SpecialToken': ...}}")
+    kind = next(iter(item))
+    body = item[kind]
+    if not isinstance(body, dict):
+        raise FormatError(f"{where}: {kind} must be an object")
+    name = get(body, "id", str, where)
+    if kind == "Sequence" and name not in ("A", "B"):
+        raise FormatError(f"{where}: a Sequence piece has id A or B, got {name!r}")
+    return kind, name, get(body, "type_id", int, where)
+
+
+@_register
+class TemplateProcessing(PostProcessor):
+    """``single`` / ``pair`` templates of sequences and named special tokens."""
+
+    def __init__(self, single: list[tuple[str, str, int]], pair: list[tuple[str, str, int]],
+                 special_tokens: Mapping[str, list[int]], special_strings: Mapping[str, list[str]] | None = None) -> None:
+        self.single = single
+        self.pair = pair
+        self.special_tokens = dict(special_tokens)
+        self.special_strings = dict(special_strings or {k: [k] * len(v) for k, v in special_tokens.items()})
+        for kind, name, _ in [*single, *pair]:
+            if kind == "SpecialToken" and name not in self.special_tokens:
+                raise FormatError(f"TemplateProcessing uses special token {name!r} that it does not define")
+
+    def process(self, ids: list[int], pair: list[int] | None = None) -> list[int]:
+        out: list[int] = []
+        for kind, name, _ in self.single if pair is None else self.pair:
+            if kind == "SpecialToken":
+                out.extend(self.special_tokens[name])
+            else:
+                out.extend(ids if name == "A" else (pair or []))
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> TemplateProcessing:
+        single = [_piece(p, f"{where}.single") for p in get(doc, "single", list, where)]
+        pair = [_piece(p, f"{where}.pair") for p in get(doc, "pair", list, where)]
+        ids: dict[str, list[int]] = {}
+        strings: dict[str, list[str]] = {}
+        for key, body in get(doc, "special_tokens", dict, where).items():
+            body = body if isinstance(body, dict) else {}
+            got = get(body, "ids", list, f"{where}.special_tokens.{key}")
+            tokens = get(body, "tokens", list, f"{where}.special_tokens.{key}")
+            if not all(isinstance(i, int) and not isinstance(i, bool) for i in got) or len(got) != len(tokens):
+                raise FormatError(f"{where}.special_tokens.{key}: ids must be ints, one per token")
+            ids[key], strings[key] = list(got), [str(t) for t in tokens]
+        return cls(single, pair, ids, strings)
+
+    def to_json(self) -> dict[str, Any]:
+        def pieces(items: list[tuple[str, str, int]]) -> list[dict[str, Any]]:
+            return [{kind: {"id": name, "type_id": t}} for kind, name, t in items]
+
+        specials = {
+            k: {"id": k, "ids": self.special_tokens[k], "tokens": self.special_strings[k]}
+            for k in sorted(self.special_tokens)
+        }
+        return {"type": "TemplateProcessing", "single": pieces(self.single), "pair": pieces(self.pair),
+                "special_tokens": specials}
+
+
+@_register
+class Sequence(PostProcessor):
+    def __init__(self, processors: list[PostProcessor]) -> None:
+        self.processors = list(processors)
+
+    def process(self, ids: list[int], pair: list[int] | None = None) -> list[int]:
+        # Hugging Face runs each processor on the output of the previous one
+        for p in self.processors:
+            ids, pair = p.process(ids, pair), None
+        return ids
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Sequence:
+        items = get(doc, "processors", list, where)
+        return cls(build_list("post_processor", PROCESSORS, items, f"{where}.processors"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "Sequence", "processors": [p.to_json() for p in self.processors]}
+
+
+def from_json(doc: Any, where: str = "post_processor") -> PostProcessor | None:
+    """The post-processor of a ``tokenizer.json`` ``"post_processor"`` value (``None`` for null)."""
+    return build("post_processor", PROCESSORS, doc, where)  # type: ignore[no-any-return]

@@ -1,0 +1,122 @@
+"""GPT-NeoX-20B's tokenizer.json through bpekit's pipeline gives the ids and text of Hugging Face
+``tokenizers`` on every corpus (a stride of lines; BPEKIT_FULL_PARITY=1 for every line) and on
+random text; the Rust pre-tokenizer fast path gives the pieces of the Python one."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from bpekit import Tokenizer
+from bpekit.patterns import PATTERNS
+from bpekit.pipeline import pre_tokenizers
+from bpekit.pipeline.byte_level import to_chars
+from bpekit.pipeline.fast import core_splitter
+from bpekit.tokenizer_export import onig_pattern
+from datapaths import DATA, corpus_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+NEOX = DATA / "hf" / "gpt-neox-20b.tokenizer.json"
+FULL = os.environ.get("BPEKIT_FULL_PARITY") == "1"
+LINES_PER_FILE = 8
+
+
+@pytest.fixture(scope="module")
+def neox():
+    tokenizers = pytest.importorskip("tokenizers")
+    if not NEOX.is_file():
+        pytest.skip(f"{NEOX} not found (set BPEKIT_TEST_DATA)")
+    return Tokenizer.from_file(NEOX), tokenizers.Tokenizer.from_file(str(NEOX))
+
+
+def corpus_lines() -> list[str]:
+    files = corpus_files()
+    if not files:
+        pytest.skip(f"no corpora under {DATA}")
+    lines: list[str] = []
+    for f in files:
+        text = f.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+        lines.extend(text if FULL else text[:: max(1, len(text) // LINES_PER_FILE)][:LINES_PER_FILE])
+    return lines
+
+
+def test_neox_is_on_the_fast_split_path(neox):
+    ours, _ = neox
+    assert ours._splitter is not None and ours.vocab_size == 50277
+
+
+def test_corpora_ids_and_text(neox):
+    ours, hf = neox
+    lines = corpus_lines()
+    assert len(lines) > 1000
+    expected = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
+    for line, ids in zip(lines, expected):
+        assert ours.encode(line) == ids, repr(line)
+    for ids in expected[::10]:
+        assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=False)
+
+
+SPECIAL_TEXT = st.sampled_from(["<|endoftext|>", "<|padding|>", "  ", "    ", "\n", "'s", "Ġ", "1234", "é", "e\u0301"])
+
+
+EXAMPLES = int(os.environ.get("BPEKIT_HYPOTHESIS_EXAMPLES", "40"))
+
+
+@settings(max_examples=EXAMPLES)
+@given(st.lists(st.one_of(st.text(), SPECIAL_TEXT), max_size=8).map("".join))
+def test_random_text(neox, text):
+    ours, hf = neox
+    ids = hf.encode(text, add_special_tokens=False).ids
+    assert ours.encode(text) == ids
+    assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=False)
+
+
+FAST_PRE = [pre_tokenizers.ByteLevel(add_prefix_space=p) for p in (False, True)] + [
+    pre_tokenizers.Sequence(
+        [pre_tokenizers.Split(pre_tokenizers.Pattern(onig_pattern(p), True), "Isolated"),
+         pre_tokenizers.ByteLevel(add_prefix_space=prefix, use_regex=False)]
+    )
+    for p in dict.fromkeys(PATTERNS.values())
+    for prefix in (False, True)
+]
+
+
+# Characters this Python's Unicode tables (14.0) assign: Oniguruma and fancy-regex treat later
+# ones (e.g. U+323B0, Unicode 15) as unassigned, the ``regex`` module as letters (docs/formats/hf.md)
+ASSIGNED = st.characters(codec="utf-8", exclude_categories=("Cn", "Cs"))
+
+
+@given(st.text(alphabet=ASSIGNED), st.sampled_from(range(len(FAST_PRE))))
+def test_rust_split_equals_python_split(text, which):
+    pre = FAST_PRE[which]
+    split = core_splitter(pre)
+    assert split is not None
+    assert [to_chars(p.encode()) for p in split(text)] == pre.pre_tokenize_str(text)
+
+
+def test_vocabulary_and_batch(neox):
+    ours, hf = neox
+    assert ours.vocab_size == hf.get_vocab_size() and ours.n_vocab == 50277
+    for token in ["<|endoftext|>", "<|padding|>", " " * 24, "Ġthe", "hello", "Ġ", "no such token"]:
+        assert ours.token_to_id(token) == hf.token_to_id(token), token
+    for i in [0, 1, 2, 253, 50253, 50254, 50276]:
+        assert ours.id_to_token(i) == hf.id_to_token(i)
+    texts = ["a <|padding|>b", "", "   x", "tschüß"]
+    assert ours.encode_batch(texts) == [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+
+
+def test_pair_rank_is_not_rank_of_result():
+    """Why a tokenizer.json's merges stay in Python: one merge per token, ids rising with merge
+    order, and still Hugging Face (pair rank) and tiktoken (rank of the result) differ."""
+    tokenizers = pytest.importorskip("tokenizers")
+    vocab = {"a": 0, "b": 1, "c": 2, "bc": 3, "ab": 4, "abc": 5, "x": 6}
+    merges = [("b", "c"), ("a", "b"), ("ab", "c")]
+    hf = tokenizers.Tokenizer(tokenizers.models.BPE(vocab, merges))
+    from bpekit import Encoding
+    from bpekit.pipeline import BPE
+
+    assert BPE(vocab, merges).tokenize("xabc") == hf.encode("xabc").ids == [6, 0, 3]
+    ranks = {t.encode(): i for t, i in vocab.items()}
+    rank_bpe = Encoding("x", pat_str=r"\w+", mergeable_ranks=ranks, special_tokens={})
+    assert rank_bpe._encode_single_piece(b"xabc") == [6, 5]

@@ -1,0 +1,164 @@
+"""Every supported stage and option, in small tokenizer.json documents built with the
+``tokenizers`` Python API, encodes and decodes in bpekit exactly as in ``tokenizers`` itself."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from bpekit.formats.hf import from_document
+from datapaths import DATA
+
+tokenizers = pytest.importorskip("tokenizers")
+from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+EDGE = [
+    "", " ", "  two  spaces  ", "Hello, World! It's 2024: 12345 apples.", "tab\tand\nnewline\r\n",
+    "naïve café ÉCOLE ΣΟΦΟΣ straße", "e\u0301 ﬁ ① ²", "日本語のテキスト", "emoji 👍🏽 ok", "a<s>b </s> <mask>c",
+    "don't  I'LL we've", "x--y---z", "<unk> [UNK] <0x41>", "ends with space ", " starts", "Zürich\u00a0nbsp",
+]
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    path = DATA / "corpora" / "taylorswift.txt"
+    if not path.is_file():
+        pytest.skip(f"{path} not found (set BPEKIT_TEST_DATA)")
+    return path.read_text(encoding="utf-8").splitlines()[:400]
+
+
+def train(model, pre, texts, *, normalizer=None, vocab_size=400, **trainer_options):
+    tok = tokenizers.Tokenizer(model)
+    tok.normalizer = normalizer
+    tok.pre_tokenizer = pre
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False, **trainer_options)
+    tok.train_from_iterator(texts, trainer)
+    return tok
+
+
+def same(hf, texts, *, add_special_tokens=False, skip_special_tokens=False):
+    ours = from_document(json.loads(hf.to_str()))
+    for text in [*EDGE, *texts[:60]]:
+        ids = hf.encode(text, add_special_tokens=add_special_tokens).ids
+        assert ours.encode(text, add_special_tokens) == ids, repr(text)
+        assert ours.decode(ids, skip_special_tokens=skip_special_tokens) == hf.decode(
+            ids, skip_special_tokens=skip_special_tokens
+        ), repr(text)
+    return ours
+
+
+def test_byte_level_prefix_space_template_and_added_tokens(texts):
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    hf = train(models.BPE(), pre_tokenizers.ByteLevel(add_prefix_space=True), texts,
+               normalizer=normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()]),
+               initial_alphabet=alphabet, special_tokens=["<s>", "</s>"])
+    hf.decoder = decoders.ByteLevel()
+    hf.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1", special_tokens=[("<s>", 0), ("</s>", 1)]
+    )
+    hf.add_tokens([tokenizers.AddedToken("<mask>", lstrip=True, rstrip=True, normalized=False),
+                   tokenizers.AddedToken("apples", single_word=True, normalized=True),
+                   tokenizers.AddedToken("ÉCOLE", normalized=True)])
+    same(hf, texts, add_special_tokens=True)
+    same(hf, texts, skip_special_tokens=True)
+
+
+def test_split_regex_ignore_merges_nfc(texts):
+    pattern = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+$|\s+"
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(pattern), "isolated"),
+                                   pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    hf = train(models.BPE(ignore_merges=True), pre, texts, normalizer=normalizers.NFC(),
+               initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=["<|end|>"])
+    hf.decoder = decoders.ByteLevel()
+    ours = same(hf, texts)
+    assert ours._splitter is None  # "\s+$" is not a known pattern: Python split
+
+
+def test_metaspace_byte_fallback_unk_and_spm_decoders(texts):
+    for scheme, split in [("always", True), ("first", False), ("never", True)]:
+        model = models.BPE(unk_token="<unk>", fuse_unk=True, byte_fallback=True)
+        pre = pre_tokenizers.Metaspace(prepend_scheme=scheme, split=split)
+        hf = train(model, pre, texts, special_tokens=["<unk>"] + [f"<0x{b:02X}>" for b in range(0x20, 0x80)],
+                   limit_alphabet=40)
+        hf.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                        decoders.Strip(" ", 1, 0)])
+        hf.normalizer = normalizers.Sequence([normalizers.Strip(), normalizers.Replace("  ", " "),
+                                              normalizers.Prepend("▁")])
+        same(hf, texts)
+        hf.decoder = decoders.Metaspace(prepend_scheme=scheme, split=split)
+        hf.normalizer = None
+        same(hf, texts)
+
+
+def test_unk_without_fuse(texts):
+    hf = train(models.BPE(unk_token="[UNK]"), pre_tokenizers.Whitespace(), texts,
+               special_tokens=["[UNK]"], limit_alphabet=30)
+    same(hf, texts)
+
+
+@pytest.mark.parametrize("behavior", ["removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous"])
+def test_split_behaviors_digits_punctuation(texts, behavior):
+    pre = pre_tokenizers.Sequence([
+        pre_tokenizers.Split("-", behavior),
+        pre_tokenizers.Split(Regex(r"\s+"), behavior, invert=True),
+        pre_tokenizers.Digits(individual_digits=behavior == "isolated"),
+        pre_tokenizers.Punctuation(behavior),
+        pre_tokenizers.WhitespaceSplit(),
+    ])
+    hf = train(models.BPE(unk_token="[UNK]"), pre, texts, special_tokens=["[UNK]"])
+    same(hf, texts)
+
+
+def test_subword_prefix_suffix_and_bert_roberta(texts):
+    model = models.BPE(unk_token="[UNK]", continuing_subword_prefix="##", end_of_word_suffix="</w>")
+    hf = train(model, pre_tokenizers.Whitespace(), texts, special_tokens=["[UNK]", "[CLS]", "[SEP]"],
+               continuing_subword_prefix="##", end_of_word_suffix="</w>")
+    hf.decoder = decoders.BPEDecoder(suffix="</w>")
+    hf.post_processor = processors.BertProcessing(("[SEP]", 2), ("[CLS]", 1))
+    same(hf, texts, add_special_tokens=True)
+    hf.post_processor = processors.RobertaProcessing(("[SEP]", 2), ("[CLS]", 1))
+    same(hf, texts, add_special_tokens=True)
+    hf.post_processor = processors.Sequence([processors.ByteLevel(), processors.BertProcessing(("[SEP]", 2), ("[CLS]", 1))])
+    same(hf, texts, add_special_tokens=True)
+
+
+def test_nfd_nfkd_strip_accents(texts):
+    norm = normalizers.Sequence([normalizers.NFKD(), normalizers.StripAccents(), normalizers.NFD()])
+    hf = train(models.BPE(unk_token="[UNK]"), pre_tokenizers.Whitespace(), texts, normalizer=norm,
+               special_tokens=["[UNK]"])
+    same(hf, texts)
+
+
+def test_dropout_is_seeded_and_full_dropout_matches(texts):
+    hf = train(models.BPE(), pre_tokenizers.ByteLevel(), texts, initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    hf.decoder = decoders.ByteLevel()
+    doc = json.loads(hf.to_str())
+    doc["model"]["dropout"] = 1.0
+    hf_all = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    ours = from_document(doc)
+    for text in texts[:20]:
+        assert ours.encode(text) == hf_all.encode(text).ids
+    doc["model"]["dropout"] = 0.3
+    runs = [[from_document(doc, seed=7).encode(t) for t in texts[:20]] for _ in range(2)]
+    assert runs[0] == runs[1]
+    plain = [hf.encode(t).ids for t in texts[:20]]
+    assert runs[0] != plain and sum(map(len, runs[0])) > sum(map(len, plain))
+    assert [from_document(doc).decode(r) for r in runs[0]] == [hf.decode(p) for p in plain]
+
+
+def test_replacing_a_stage_takes_effect(texts):
+    hf = train(models.BPE(), pre_tokenizers.ByteLevel(add_prefix_space=True), texts,
+               initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    hf.add_tokens([tokenizers.AddedToken("straße", normalized=True)])
+    ours = same(hf, texts)
+    assert ours._splitter is not None
+    from bpekit.pipeline import normalizers as ours_normalizers
+    from bpekit.pipeline import pre_tokenizers as ours_pre
+
+    ours.pre_tokenizer = ours_pre.Whitespace()
+    ours.normalizer = ours_normalizers.Lowercase()
+    hf.pre_tokenizer = pre_tokenizers.Whitespace()
+    hf.normalizer = normalizers.Lowercase()
+    for text in [*EDGE, *texts[:30]]:
+        assert ours.encode(text) == hf.encode(text).ids, repr(text)
+    assert ours._splitter is None
