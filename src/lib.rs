@@ -7,6 +7,7 @@
 pub mod core;
 pub mod error;
 pub mod merge;
+pub mod pairbpe;
 pub mod parallel;
 pub mod pretokenize;
 pub mod rankfile;
