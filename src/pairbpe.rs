@@ -37,6 +37,57 @@ fn key(a: u32, b: u32) -> u64 {
     ((a as u64) << 32) | b as u64
 }
 
+/// The merge list as ids: `merges[rank] = (left, right)` token strings -> `(left id, right id,
+/// merged id)`, the merged token being `left + right` less `right`'s `prefix_len`-byte subword
+/// prefix. Every token must be in `vocab`, and no pair may repeat (the Python reference,
+/// `BPE._pair_table`, gives the same errors).
+pub fn merge_ids(vocab: &FxHashMap<String, u32>, merges: &[(String, String)], prefix_len: usize) -> Result<Vec<(u32, u32, u32)>> {
+    let mut seen: FxHashMap<u64, usize> = FxHashMap::with_capacity_and_hasher(merges.len(), Default::default());
+    let mut out = Vec::with_capacity(merges.len());
+    let mut merged = String::new();
+    for (rank, (a, b)) in merges.iter().enumerate() {
+        let id = |t: &String| {
+            vocab.get(t).copied().ok_or_else(|| {
+                Error::Vocab(format!("merge {rank} ({a:?}, {b:?}): token {t:?} is not in the vocabulary"))
+            })
+        };
+        let (ia, ib) = (id(a)?, id(b)?);
+        let rest = std::str::from_utf8(b.as_bytes().get(prefix_len..).unwrap_or(&[]))
+            .map_err(|_| Error::Vocab(format!("merge {rank} ({a:?}, {b:?}): cannot strip the subword prefix")))?;
+        merged.clear();
+        merged.push_str(a);
+        merged.push_str(rest);
+        let im = vocab.get(&merged).copied().ok_or_else(|| {
+            Error::Vocab(format!("merge {rank} ({a:?}, {b:?}): the merged token {merged:?} is not in the vocabulary"))
+        })?;
+        if let Some(old) = seen.insert(key(ia, ib), rank) {
+            return Err(Error::Vocab(format!("merge {rank} ({a:?}, {b:?}) repeats merge {old}")));
+        }
+        out.push((ia, ib, im));
+    }
+    Ok(out)
+}
+
+/// The bytes a GPT-2 byte-level token spells (`bytes_to_unicode` inverted), or `None` when a
+/// character is outside that alphabet.
+pub fn byte_level_bytes(token: &str) -> Option<Vec<u8>> {
+    token
+        .chars()
+        .map(|c| {
+            let c = c as u32;
+            match c {
+                33..=126 | 161..=172 | 174..=255 => Some(c as u8),
+                256..=323 => {
+                    // the 68 bytes outside the printable ranges, in byte order
+                    let n = (c - 256) as usize;
+                    (0u8..=255).filter(|b| !matches!(b, 33..=126 | 161..=172 | 174..=255)).nth(n)
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 /// How raw text becomes pieces: the core splitter plus Hugging Face's ByteLevel prefix options.
 pub struct Split {
     pub splitter: Pretokenizer,
@@ -209,6 +260,13 @@ mod tests {
         let mut m = model(&[(97, 97, 400)]);
         m.byte_ids[1] = DROP;
         assert_eq!(m.merge(b"a\x01a"), vec![400]);
+    }
+
+    #[test]
+    fn byte_level_alphabet() {
+        assert_eq!(byte_level_bytes("\u{120}a\u{10a}"), Some(vec![b' ', b'a', b'\n']));
+        assert_eq!(byte_level_bytes("\u{100}\u{143}"), Some(vec![0, 173]));
+        assert_eq!(byte_level_bytes("\u{144}"), None);
     }
 
     #[test]

@@ -60,6 +60,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encoder::parse_tiktoken_ranks, m)?)?;
     m.add_class::<pairbpe::PairBPE>()?;
     m.add("PAIR_DROP", crate::pairbpe::DROP)?;
+    m.add_function(wrap_pyfunction!(pairbpe::pair_merge_ids, m)?)?;
     m.add_class::<train::WordCounter>()?;
     m.add_class::<train::PyWordCounts>()?;
     m.add_function(wrap_pyfunction!(train::learn_merges, m)?)?;

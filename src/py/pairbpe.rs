@@ -2,10 +2,23 @@
 //! (`bpekit.pipeline.fast.core_model` builds it).
 
 use super::run;
-use crate::pairbpe::{PairBpe, Split};
+use crate::pairbpe::{byte_level_bytes, merge_ids, PairBpe, Split};
 use crate::parallel;
 use crate::pretokenize::Pretokenizer;
 use pyo3::prelude::*;
+
+/// `[(left id, right id, merged id)]` in rank order for a merge list of token strings (checked:
+/// see `crate::pairbpe::merge_ids`).
+#[pyfunction]
+#[pyo3(signature = (vocab, merges, prefix_len = 0))]
+pub fn pair_merge_ids(
+    py: Python<'_>,
+    vocab: rustc_hash::FxHashMap<String, u32>,
+    merges: Vec<(String, String)>,
+    prefix_len: usize,
+) -> PyResult<Vec<(u32, u32, u32)>> {
+    run(py, || merge_ids(&vocab, &merges, prefix_len))
+}
 
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct PairBPE {
@@ -15,7 +28,8 @@ pub struct PairBPE {
 #[pymethods]
 impl PairBPE {
     /// `byte_ids[b]`: id of byte `b`'s character; `merges[rank] = (left, right, merged)`;
-    /// `whole`: raw token bytes -> id (only for `ignore_merges`).
+    /// `whole`: the byte-level vocabulary, given only for `ignore_merges` (tokens outside the
+    /// byte alphabet are left out).
     #[new]
     #[pyo3(signature = (byte_ids, merges, pattern, text_prefix = false, piece_prefix = false, whole = None))]
     fn new(
@@ -25,9 +39,12 @@ impl PairBPE {
         pattern: &str,
         text_prefix: bool,
         piece_prefix: bool,
-        whole: Option<Vec<(Vec<u8>, u32)>>,
+        whole: Option<rustc_hash::FxHashMap<String, u32>>,
     ) -> PyResult<Self> {
         run(py, || {
+            let whole = whole.map(|w| {
+                w.into_iter().filter_map(|(t, i)| byte_level_bytes(&t).filter(|b| !b.is_empty()).map(|b| (b, i))).collect()
+            });
             let byte_ids: [u32; 256] = byte_ids
                 .try_into()
                 .map_err(|v: Vec<u32>| crate::Error::Vocab(format!("byte_ids needs 256 ids, got {}", v.len())))?;

@@ -114,3 +114,15 @@ def test_neox_rust_equals_python_and_tokenizers(neox):
     assert batch == [e.ids for e in hf.encode_batch(texts + ["<|endoftext|> x<|padding|>"], add_special_tokens=False)]
     assert batch == [ours.encode(t) for t in texts + ["<|endoftext|> x<|padding|>"]]
     assert ours.encode_batch([]) == []
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_rust_merge_table_equals_python(seed):
+    model = random_model(seed, 80)
+    assert model.pair_ranks == model._pair_table()
+    prefixed = BPE({"a": 0, "##b": 1, "ab": 2}, [("a", "##b")], continuing_subword_prefix="##")
+    assert prefixed.pair_ranks == prefixed._pair_table() == {(0, 1): (0, 2)}
+    for merges, what in [([("a", "x")], "not in the vocabulary"), ([("a", "a")], "merged token"),
+                         ([("a", "b"), ("a", "b")], "repeats merge 0")]:
+        with pytest.raises(VocabError, match=what):
+            BPE({"a": 0, "b": 1, "ab": 2}, merges)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from bpekit import _core
 from bpekit.patterns import PATTERNS
-from bpekit.pipeline.byte_level import BYTE_TO_CHAR, GPT2_PATTERN, to_bytes
+from bpekit.pipeline.byte_level import BYTE_TO_CHAR, GPT2_PATTERN
 from bpekit.pipeline.models import BPE
 from bpekit.pipeline.pre_tokenizers import ByteLevel, PreTokenizer, Sequence, Split
 from bpekit.tokenizer_export import onig_pattern
@@ -82,11 +82,8 @@ def core_model(pre: PreTokenizer | None, model: object) -> _core.PairBPE | None:
     byte_ids = [model.vocab.get(c) for c in BYTE_TO_CHAR]
     if None in byte_ids and (model.unk_token is not None or model.byte_fallback):
         return None  # unk / byte fallback needed: the Python model handles those
-    merges = [(a, b, new) for (a, b), (_, new) in model.pair_ranks.items()]
-    whole = None
-    if model.ignore_merges:
-        whole = [(raw, tid) for tok, tid in model.vocab.items() if (raw := to_bytes(tok))]
+    whole = model.vocab if model.ignore_merges else None
     pattern, text_prefix, piece_prefix = config
     # a character missing from the vocabulary (and no unk/fallback) is dropped, as in Hugging Face
     ids = [_core.PAIR_DROP if i is None else i for i in byte_ids]
-    return _core.PairBPE(ids, merges, pattern, text_prefix, piece_prefix, whole)
+    return _core.PairBPE(ids, model.merge_ids, pattern, text_prefix, piece_prefix, whole)
