@@ -87,3 +87,34 @@ def core_model(pre: PreTokenizer | None, model: object) -> _core.PairBPE | None:
     # a character missing from the vocabulary (and no unk/fallback) is dropped, as in Hugging Face
     ids = [_core.PAIR_DROP if i is None else i for i in byte_ids]
     return _core.PairBPE(ids, model.merge_ids, pattern, text_prefix, piece_prefix, whole)
+
+
+Segments = Callable[[str, bool], "list[tuple[str, int | None, bool]]"]
+
+
+def encode_texts(
+    fast: _core.PairBPE, segments: Segments, texts: list[str], match_added: bool, num_threads: int = 0
+) -> list[list[int]]:
+    """Each text cut by ``segments`` (added tokens, normalizer: Python) and every model segment of
+    every text encoded in one Rust call (in parallel when there are several)."""
+    plan: list[list[int | None]] = []  # per text: an added token's id, or None = next Rust result
+    parts: list[str] = []
+    for text in texts:
+        row: list[int | None] = []
+        for part, tid, _ in segments(text, match_added):
+            row.append(tid)
+            if tid is None:
+                parts.append(part)
+        plan.append(row)
+    results = fast.encode_batch(parts, num_threads) if len(parts) > 1 else [fast.encode(p) for p in parts]
+    encoded = iter(results)
+    out: list[list[int]] = []
+    for row in plan:
+        ids: list[int] = []
+        for tid in row:
+            if tid is None:
+                ids.extend(next(encoded))
+            else:
+                ids.append(tid)
+        out.append(ids)
+    return out
