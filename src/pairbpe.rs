@@ -27,9 +27,11 @@ pub const DROP: u32 = u32::MAX;
 
 static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
 
+/// (model id, raw piece) -> ids
+type PieceCache = FxHashMap<(usize, Vec<u8>), Vec<u32>>;
+
 thread_local! {
-    /// (model id, raw piece) -> ids
-    static CACHE: RefCell<FxHashMap<(usize, Vec<u8>), Vec<u32>>> = RefCell::default();
+    static CACHE: RefCell<PieceCache> = RefCell::default();
 }
 
 #[inline(always)]
