@@ -9,6 +9,7 @@ pub mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod merge;
+pub mod pairbpe;
 pub mod parallel;
 pub mod pretokenize;
 pub mod rankfile;

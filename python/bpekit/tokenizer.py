@@ -13,38 +13,35 @@ merge already spelled the same bytes, see docs/training.md); special tokens come
 ids follow merge order, the ids are tiktoken-style ranks and rank-order BPE (``CoreBPE``) encodes
 exactly with them.
 
-File format (JSON, UTF-8), version 1::
-
-    {"format": "bpekit", "version": 1, "model": "byte-level-bpe",
-     "pattern": ..., "pattern_name": "o200k" | null,
-     "special_tokens": {"<|endoftext|>": 2047, ...},
-     "vocab_size": 2048,
-     "merges": [[left id, right id], ...],
-     "training": {...settings and corpus statistics...}}
+The file format is in ``formats/bpekit_file.py``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from bpekit.atomicfile import atomic_write
 from bpekit.encoding import Encoding, _check_text, _fix_surrogates
-from bpekit.errors import BpekitError, FormatError, InputTypeError, InvalidTokenError, UsageError, VocabError
+from bpekit.errors import (
+    FormatError,
+    InputTypeError,
+    InvalidTokenError,
+    UsageError,
+    VocabError,
+)
+from bpekit.formats import bpekit_file
+from bpekit.formats.bpekit_file import FORMAT, VERSION  # noqa: F401  (re-exported)
 from bpekit.formats.recover import recover_merges
 from bpekit.pipeline import decoders, pre_tokenizers
 from bpekit.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bpekit.pipeline.base import Pattern
 from bpekit.pipeline.byte_level import to_chars
-from bpekit.pipeline.fast import core_splitter
+from bpekit.pipeline.fast import core_model, core_splitter, encode_texts
 from bpekit.pipeline.models import BPE
-from bpekit.pipeline.rank_model import RankBPE, SentencePieceStage
+from bpekit.pipeline.rank_model import RankBPE
 from bpekit.tokenizer_export import onig_pattern, tiktoken_sidecar, tiktoken_text
-
-FORMAT = "bpekit"
-VERSION = 1
 
 Pair = tuple[bytes, bytes]
 Specials = Literal["all"] | Collection[str]
@@ -149,6 +146,7 @@ class Tokenizer:
             normalize = self.normalizer.normalize if self.normalizer is not None else None
             self.added_tokens = AddedVocabulary(self.added_tokens.tokens, normalize)
         self._splitter = core_splitter(self.pre_tokenizer) if isinstance(self.model, BPE) else None
+        self._fast = core_model(self.pre_tokenizer, self.model) if self._splitter is not None else None
         self._pieces: dict[str, list[int]] = {}
         self._built_for = key
 
@@ -293,11 +291,27 @@ class Tokenizer:
                 list(texts), num_threads=num_threads, allowed_special=allowed_special,
                 disallowed_special=disallowed_special,
             )
+        self._refresh()
+        if self.encoding is None and self._fast is not None:
+            out = encode_texts(self._fast, self._segments, [_check_text(t) for t in texts], True, num_threads)
+            if add_special_tokens and self.post_processor is not None:
+                out = [self.post_processor.process(ids) for ids in out]
+            return out
         return [self.encode(t, add_special_tokens, allowed_special=allowed_special,
                             disallowed_special=disallowed_special) for t in texts]
 
+    def _segments(self, text: str, match_added: bool) -> list[tuple[str, int | None, bool]]:
+        """``(text, None, first)`` runs for the model and ``(content, id, first)`` added tokens."""
+        text = _fix_surrogates(text) if _has_surrogates(text) else text
+        normalize = self.normalizer.normalize if self.normalizer is not None else None
+        if match_added:
+            return self.added_tokens.split(text, normalize)  # type: ignore[no-any-return]
+        return [(normalize(text) if normalize else text, None, True)]
+
     def _encode_pipeline(self, text: str, match_added: bool) -> list[int]:
         self._refresh()
+        if self._fast is not None:
+            return encode_texts(self._fast, self._segments, [text], match_added, 1)[0]
         text = _fix_surrogates(text) if _has_surrogates(text) else text
         normalize = self.normalizer.normalize if self.normalizer is not None else None
         if match_added:
@@ -361,83 +375,28 @@ class Tokenizer:
 
     def to_dict(self) -> dict[str, Any]:
         """The bpekit file (v1) document of a rank model whose ids follow its merges."""
-        if self.encoding is None or ranks_from_merges(self.merges) != self.ranks:
-            raise UsageError("the bpekit file holds byte-level BPE models whose ids follow merge order; "
-                             "save this tokenizer with format='hf' (or 'tiktoken' for rank models)")
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "model": "byte-level-bpe",
-            "pattern": self.pattern,
-            "pattern_name": self.pattern_name,
-            "special_tokens": self.special_tokens,
-            "vocab_size": self.vocab_size,
-            "merges": [[self.ranks[a], self.ranks[b]] for a, b in self.merges],
-            "training": self.training,
-        }
+        return bpekit_file.to_dict(self)
 
     def save(self, path: str | os.PathLike[str], format: str | None = None) -> None:
-        """Writes the tokenizer atomically as ``format``: ``"bpekit"`` (JSON, v1), ``"hf"``
-        (``tokenizer.json``), ``"tiktoken"`` (rank file + JSON sidecar) or ``"sentencepiece"``
-        (the ``.model`` it was loaded from). Default: the format it was loaded from, else bpekit
-        for trained byte-level models and hf for pipelines."""
+        """Writes the tokenizer atomically as ``format``: any format ``bpekit convert`` writes
+        (``bpekit.formats.savers.TARGETS``: bpekit, hf, tiktoken, sentencepiece, gguf, minbpe,
+        gpt2). Default: the format it was loaded from, else bpekit for trained byte-level models
+        and hf for pipelines."""
+        from bpekit.formats import savers
+
         if format is None:
             format = self.source_format or ("bpekit" if self.encoding is not None and self._merges else "hf")
-        if format == "bpekit":
-            atomic_write(path, (json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n").encode())
-        elif format == "hf":
-            from bpekit.formats.hf import dumps
-
-            atomic_write(path, dumps(self))
-        elif format == "tiktoken":
-            self.export_tiktoken(path)
-        elif format == "sentencepiece" and isinstance(self.model, SentencePieceStage):
-            self.model.spm.save(path)
-        else:
-            raise UsageError(f"cannot save this tokenizer as {format!r} (bpekit, hf, tiktoken, sentencepiece)")
+        savers.save(self, path, format)
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], source: str = "<dict>") -> Tokenizer:
-        if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
-            raise FormatError(f"{source} is not a bpekit tokenizer file")
-        if doc.get("version") != VERSION:
-            raise FormatError(f"{source}: unsupported bpekit file version {doc.get('version')!r}")
-        try:
-            tokens = [bytes([i]) for i in range(256)]
-            known = set(tokens)
-            merges: list[Pair] = []
-            for left, right in doc["merges"]:
-                if not all(isinstance(x, int) and 0 <= x < len(tokens) for x in (left, right)):
-                    raise FormatError(f"{source}: merge {len(merges)} refers to unknown ids {[left, right]}")
-                pair = (tokens[left], tokens[right])
-                merges.append(pair)
-                if pair[0] + pair[1] not in known:
-                    known.add(pair[0] + pair[1])
-                    tokens.append(pair[0] + pair[1])
-            tok = cls(
-                pattern=doc["pattern"],
-                merges=merges,
-                special_tokens=doc.get("special_tokens", {}),
-                training=doc.get("training"),
-                pattern_name=doc.get("pattern_name"),
-            )
-        except BpekitError:
-            raise
-        except (KeyError, TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(Infinity)
-            raise FormatError(f"{source}: malformed bpekit tokenizer file ({exc!r})") from None
-        if doc.get("vocab_size") not in (None, tok.vocab_size):
-            raise FormatError(f"{source}: vocab_size is {doc['vocab_size']}, the merges give {tok.vocab_size}")
-        return tok
+        """A tokenizer from a bpekit file (v1) document."""
+        return bpekit_file.from_dict(cls, doc, source)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Tokenizer:
-        with open(path, "rb") as f:
-            data = f.read()
-        try:
-            doc = json.loads(data)
-        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
-            raise FormatError(f"{os.fspath(path)} is not JSON ({exc})") from None
-        return cls.from_dict(doc, os.fspath(path))
+        """A tokenizer from a bpekit file."""
+        return bpekit_file.load(cls, path)
 
     def export_tiktoken(self, path: str | os.PathLike[str]) -> str:
         """Writes a ``.tiktoken`` rank file and, beside it, ``<path>.json`` with the pattern and the

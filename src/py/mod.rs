@@ -1,6 +1,7 @@
 //! The PyO3 binding: type conversion, GIL release, and error mapping. No algorithm lives here.
 
 mod encoder;
+mod pairbpe;
 mod train;
 
 use crate::error::Error;
@@ -57,6 +58,9 @@ pub(crate) fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> crate::Result<T> 
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encoder::CoreBPE>()?;
     m.add_function(wrap_pyfunction!(encoder::parse_tiktoken_ranks, m)?)?;
+    m.add_class::<pairbpe::PairBPE>()?;
+    m.add("PAIR_DROP", crate::pairbpe::DROP)?;
+    m.add_function(wrap_pyfunction!(pairbpe::pair_merge_ids, m)?)?;
     m.add_class::<train::WordCounter>()?;
     m.add_class::<train::PyWordCounts>()?;
     m.add_function(wrap_pyfunction!(train::learn_merges, m)?)?;

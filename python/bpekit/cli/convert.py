@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from typing import Any
 
-from bpekit.errors import FormatError, UsageError
+from bpekit.errors import UsageError
+from bpekit.formats.savers import TARGETS, model_kind, save
 
 EXAMPLES = [
     "bpekit convert ggml-vocab-llama-bpe.gguf tokenizer.json --to hf",
     "bpekit convert tokenizer.model llama.gguf --to gguf",
     "bpekit inspect r50k_base.tiktoken --json",
 ]
-TARGETS = ("hf", "tiktoken", "sentencepiece", "gguf", "minbpe", "gpt2", "bpekit")
 SAMPLE = "Hello world! It's 2024: naïve café, 北京, 🦙."
 
 
@@ -76,51 +75,13 @@ def _load(path: str, source: str | None, pattern: str | None = None) -> Any:
     return Tokenizer.from_file(path, format=source, **overrides)
 
 
-def _save_sentencepiece(tok: Any, out: str) -> None:
-    from bpekit.pipeline.rank_model import SentencePieceStage
-
-    if not isinstance(getattr(tok, "model", None), SentencePieceStage):
-        raise FormatError(
-            "SentencePiece models hold SentencePiece BPE (pieces with scores over raw text); this tokenizer is "
-            f"{_kind(tok)}, which a .model file cannot represent"
-        )
-    tok.model.spm.save(out)
-
-
-def _savers() -> dict[str, Callable[[Any, str], Any]]:
-    from bpekit.formats import gguf, gpt2, minbpe_file, tiktoken_file
-
-    return {
-        "hf": lambda tok, out: tok.save(out, "hf"),
-        "bpekit": lambda tok, out: tok.save(out, "bpekit"),
-        "tiktoken": tiktoken_file.save,
-        "gguf": gguf.save,
-        "minbpe": minbpe_file.save,
-        "gpt2": gpt2.save,
-        "sentencepiece": _save_sentencepiece,
-    }
-
-
 def run_convert(args: argparse.Namespace) -> int:
     tok = _load(args.input, args.source, args.pattern)
-    _savers()[args.to](tok, args.output)
+    save(tok, args.output, args.to)
     print(
         f"{args.input} ({tok.source_format}) -> {args.output} ({args.to}), {tok.vocab_size:,} tokens"
     )
     return 0
-
-
-def _kind(tok: Any) -> str:
-    from bpekit.pipeline.models import BPE
-    from bpekit.pipeline.rank_model import SentencePieceStage
-
-    if getattr(tok, "encoding", None) is not None:
-        return "byte-level BPE (rank model, tiktoken-style)"
-    if isinstance(tok.model, SentencePieceStage):
-        return "SentencePiece BPE"
-    if isinstance(tok.model, BPE):
-        return "BPE merge list (Hugging Face pipeline)"
-    return type(tok.model).__name__
 
 
 def _token_bytes(tok: Any, tid: int) -> bytes:
@@ -164,7 +125,7 @@ def summary(tok: Any, top: int = 5) -> dict[str, Any]:
     ordinary.sort(key=lambda x: (-len(x[1]), x[0]))
     info: dict[str, Any] = {
         "format": tok.source_format,
-        "model": _kind(tok),
+        "model": model_kind(tok),
         "vocab_size": tok.vocab_size,
         "n_vocab": tok.n_vocab,
         "pattern": getattr(tok, "pattern", None),

@@ -9,11 +9,9 @@ overrides passed to ``Tokenizer.from_file`` and returns a ``Tokenizer``).
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from bpekit.errors import FormatError, UsageError
@@ -129,40 +127,3 @@ def load_sentencepiece(path: str | os.PathLike[str], **options: Any) -> Any:
 
     spm = SentencePieceBPE.load(path, **options)
     return Tokenizer(SentencePieceStage(spm), decoder=SentencePieceDecoder(spm))
-
-
-def load_tiktoken(
-    path: str | os.PathLike[str], *, pattern: str | None = None, special_tokens: dict[str, int] | None = None
-) -> Any:
-    """A ``.tiktoken`` rank file. The pattern and special tokens come from the overrides, else
-    from the JSON sidecar ``export_tiktoken`` writes (``<path>.json``), else from the named
-    encoding the file stem spells (``cl100k_base.tiktoken``)."""
-    from bpekit import _core, patterns
-    from bpekit.encoding import Encoding
-    from bpekit.registry import get_encoding, list_encoding_names
-    from bpekit.tokenizer import Tokenizer
-
-    name = os.fspath(path)
-    sidecar = Path(name + ".json")
-    if (pattern is None or special_tokens is None) and sidecar.is_file():
-        try:
-            doc = json.loads(sidecar.read_bytes())
-            pattern = pattern if pattern is not None else doc["pat_str"]
-            special_tokens = special_tokens if special_tokens is not None else doc["special_tokens"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise FormatError(f"{sidecar}: not a bpekit tiktoken sidecar ({exc!r})") from None
-    stem = Path(name).name.split(".")[0]
-    if pattern is None or special_tokens is None:
-        if stem not in list_encoding_names():
-            raise UsageError(f"{name}: a rank file needs pattern= and special_tokens= (no sidecar, unknown name)")
-        known = get_encoding(stem)
-        pattern = pattern if pattern is not None else known._pat_str
-        special_tokens = special_tokens if special_tokens is not None else dict(known._special_tokens)
-    pattern = patterns.resolve_pattern(pattern)
-    with open(name, "rb") as f:
-        data = f.read()
-    try:
-        core = _core.CoreBPE.from_tiktoken_bytes(data, list(special_tokens.items()), pattern, name)
-    except ValueError as exc:
-        raise FormatError(str(exc)) from None
-    return Tokenizer.from_encoding(Encoding._from_core(stem, pattern, core, dict(special_tokens)))

@@ -6,6 +6,10 @@ the known byte-level patterns (GPT-2's, and every pattern of ``bpekit.patterns``
 so that no text falls between pieces. Any other pattern or pre-tokenizer runs in Python.
 Performance: splitting in Rust is ~10x faster than ``regex.finditer`` on the same pattern, and
 the pieces are then cached (raw piece -> ids), so most of the text never reaches the merge loop.
+
+``core_model`` goes further: when the model is a byte-level ``BPE`` that Rust can run exactly
+(no dropout, no subword prefix/suffix, no unk/byte fallback needed for a missing byte), the split, the
+byte mapping and the pair-rank merge are one call into ``_core.PairBPE`` (src/pairbpe.rs).
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from collections.abc import Callable
 
 from bpekit import _core
 from bpekit.patterns import PATTERNS
-from bpekit.pipeline.byte_level import GPT2_PATTERN
+from bpekit.pipeline.byte_level import BYTE_TO_CHAR, GPT2_PATTERN
+from bpekit.pipeline.models import BPE
 from bpekit.pipeline.pre_tokenizers import ByteLevel, PreTokenizer, Sequence, Split
 from bpekit.tokenizer_export import onig_pattern
 
@@ -26,8 +31,9 @@ for _p in PATTERNS.values():
         KNOWN.setdefault(_p, _p)
 
 
-def core_splitter(pre: PreTokenizer | None) -> Callable[[str], list[str]] | None:
-    """A function giving the same raw (not yet byte-mapped) pieces as ``pre``, or ``None``."""
+def split_config(pre: PreTokenizer | None) -> tuple[str, bool, bool] | None:
+    """``(fancy-regex pattern, prefix the text, prefix each piece)`` standing in for ``pre``, or
+    ``None`` when the pre-tokenizer must run in Python."""
     pattern, segment_prefix, piece_prefix = None, False, False
     if isinstance(pre, ByteLevel) and pre.use_regex:
         pattern, segment_prefix = GPT2_PATTERN, pre.add_prefix_space
@@ -44,6 +50,15 @@ def core_splitter(pre: PreTokenizer | None) -> Callable[[str], list[str]] | None
             pattern, piece_prefix = KNOWN.get(split.pattern.text), byte_level.add_prefix_space
     if pattern is None:
         return None
+    return pattern, segment_prefix, piece_prefix
+
+
+def core_splitter(pre: PreTokenizer | None) -> Callable[[str], list[str]] | None:
+    """A function giving the same raw (not yet byte-mapped) pieces as ``pre``, or ``None``."""
+    config = split_config(pre)
+    if config is None:
+        return None
+    pattern, segment_prefix, piece_prefix = config
     core = _core.CoreBPE({bytes([i]): i for i in range(256)}, [], pattern)
 
     def split_text(text: str) -> list[str]:
@@ -55,3 +70,51 @@ def core_splitter(pre: PreTokenizer | None) -> Callable[[str], list[str]] | None
         return pieces
 
     return split_text
+
+
+def core_model(pre: PreTokenizer | None, model: object) -> _core.PairBPE | None:
+    """The Rust pair-rank model doing ``pre`` then ``model`` on a text, or ``None``."""
+    config = split_config(pre)
+    if config is None or not isinstance(model, BPE) or model.dropout:
+        return None
+    if model.continuing_subword_prefix or model.end_of_word_suffix:
+        return None
+    byte_ids = [model.vocab.get(c) for c in BYTE_TO_CHAR]
+    if None in byte_ids and (model.unk_token is not None or model.byte_fallback):
+        return None  # unk / byte fallback needed: the Python model handles those
+    whole = model.vocab if model.ignore_merges else None
+    pattern, text_prefix, piece_prefix = config
+    # a character missing from the vocabulary (and no unk/fallback) is dropped, as in Hugging Face
+    ids = [_core.PAIR_DROP if i is None else i for i in byte_ids]
+    return _core.PairBPE(ids, model.merge_ids, pattern, text_prefix, piece_prefix, whole)
+
+
+Segments = Callable[[str, bool], "list[tuple[str, int | None, bool]]"]
+
+
+def encode_texts(
+    fast: _core.PairBPE, segments: Segments, texts: list[str], match_added: bool, num_threads: int = 0
+) -> list[list[int]]:
+    """Each text cut by ``segments`` (added tokens, normalizer: Python) and every model segment of
+    every text encoded in one Rust call (in parallel when there are several)."""
+    plan: list[list[int | None]] = []  # per text: an added token's id, or None = next Rust result
+    parts: list[str] = []
+    for text in texts:
+        row: list[int | None] = []
+        for part, tid, _ in segments(text, match_added):
+            row.append(tid)
+            if tid is None:
+                parts.append(part)
+        plan.append(row)
+    results = fast.encode_batch(parts, num_threads) if len(parts) > 1 else [fast.encode(p) for p in parts]
+    encoded = iter(results)
+    out: list[list[int]] = []
+    for row in plan:
+        ids: list[int] = []
+        for tid in row:
+            if tid is None:
+                ids.extend(next(encoded))
+            else:
+                ids.append(tid)
+        out.append(ids)
+    return out

@@ -1,0 +1,279 @@
+//! Pair-rank BPE: Hugging Face's merge rule for `tokenizer.json` / GGUF merge lists, over the
+//! byte-level alphabet, with the text split by the core's pre-tokenizer.
+//!
+//! Merge priority is the *pair's* index in the merge list: the lowest `(rank, position)` adjacent
+//! pair is merged first, one merge at a time (a linked list of symbols and a heap of candidates,
+//! stale entries skipped exactly as in Hugging Face's `Word::merge_all`). This differs from
+//! tiktoken's rank-of-the-merged-bytes rule (formats.md §3.2), so [`crate::merge`] cannot be used.
+//! The Python reference is `bpekit.pipeline.models.BPE.merge_word`.
+//!
+//! Performance notes: building the pair table is one `FxHashMap` insert per merge (~10 ms for
+//! 200k merges). Pieces repeat, so each thread keeps a bounded piece -> ids cache (cleared when
+//! full); the heap merge runs only on cache misses.
+
+use crate::error::{Error, Result};
+use crate::pretokenize::Pretokenizer;
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Entries in each thread's piece cache before it is cleared.
+const CACHE_LIMIT: usize = 1 << 16;
+
+/// A byte whose character has no id: the symbol is dropped.
+pub const DROP: u32 = u32::MAX;
+
+static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
+
+/// (model id, raw piece) -> ids
+type PieceCache = FxHashMap<(usize, Vec<u8>), Vec<u32>>;
+
+thread_local! {
+    static CACHE: RefCell<PieceCache> = RefCell::default();
+}
+
+#[inline(always)]
+fn key(a: u32, b: u32) -> u64 {
+    ((a as u64) << 32) | b as u64
+}
+
+/// The merge list as ids: `merges[rank] = (left, right)` token strings -> `(left id, right id,
+/// merged id)`, the merged token being `left + right` less `right`'s `prefix_len`-byte subword
+/// prefix. Every token must be in `vocab`, and no pair may repeat (the Python reference,
+/// `BPE._pair_table`, gives the same errors).
+pub fn merge_ids(vocab: &FxHashMap<String, u32>, merges: &[(String, String)], prefix_len: usize) -> Result<Vec<(u32, u32, u32)>> {
+    let mut seen: FxHashMap<u64, usize> = FxHashMap::with_capacity_and_hasher(merges.len(), Default::default());
+    let mut out = Vec::with_capacity(merges.len());
+    let mut merged = String::new();
+    for (rank, (a, b)) in merges.iter().enumerate() {
+        let id = |t: &String| {
+            vocab.get(t).copied().ok_or_else(|| {
+                Error::Vocab(format!("merge {rank} ({a:?}, {b:?}): token {t:?} is not in the vocabulary"))
+            })
+        };
+        let (ia, ib) = (id(a)?, id(b)?);
+        let rest = std::str::from_utf8(b.as_bytes().get(prefix_len..).unwrap_or(&[]))
+            .map_err(|_| Error::Vocab(format!("merge {rank} ({a:?}, {b:?}): cannot strip the subword prefix")))?;
+        merged.clear();
+        merged.push_str(a);
+        merged.push_str(rest);
+        let im = vocab.get(&merged).copied().ok_or_else(|| {
+            Error::Vocab(format!("merge {rank} ({a:?}, {b:?}): the merged token {merged:?} is not in the vocabulary"))
+        })?;
+        if let Some(old) = seen.insert(key(ia, ib), rank) {
+            return Err(Error::Vocab(format!("merge {rank} ({a:?}, {b:?}) repeats merge {old}")));
+        }
+        out.push((ia, ib, im));
+    }
+    Ok(out)
+}
+
+/// The bytes a GPT-2 byte-level token spells (`bytes_to_unicode` inverted), or `None` when a
+/// character is outside that alphabet.
+pub fn byte_level_bytes(token: &str) -> Option<Vec<u8>> {
+    token
+        .chars()
+        .map(|c| {
+            let c = c as u32;
+            match c {
+                33..=126 | 161..=172 | 174..=255 => Some(c as u8),
+                256..=323 => {
+                    // the 68 bytes outside the printable ranges, in byte order
+                    let n = (c - 256) as usize;
+                    (0u8..=255).filter(|b| !matches!(b, 33..=126 | 161..=172 | 174..=255)).nth(n)
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// How raw text becomes pieces: the core splitter plus Hugging Face's ByteLevel prefix options.
+pub struct Split {
+    pub splitter: Pretokenizer,
+    /// Prefix the whole text with a space unless it starts with one (`ByteLevel(use_regex)`).
+    pub text_prefix: bool,
+    /// Prefix every piece with a space unless it starts with one (`Split` then `ByteLevel`).
+    pub piece_prefix: bool,
+}
+
+pub struct PairBpe {
+    id: usize,
+    /// byte -> id of its byte-level character ([`DROP`]: not in the vocabulary, dropped as
+    /// Hugging Face does when the model has no unk token)
+    byte_ids: [u32; 256],
+    /// (left, right) -> (rank, merged id)
+    pairs: FxHashMap<u64, (u32, u32)>,
+    /// `ignore_merges`: raw piece -> id of the whole piece
+    whole: Option<FxHashMap<Vec<u8>, u32>>,
+    split: Split,
+}
+
+impl PairBpe {
+    /// `merges[rank] = (left, right, merged)`; `whole` is the raw-bytes vocabulary when the model
+    /// has `ignore_merges`.
+    pub fn new(
+        byte_ids: [u32; 256],
+        merges: &[(u32, u32, u32)],
+        whole: Option<Vec<(Vec<u8>, u32)>>,
+        split: Split,
+    ) -> Result<PairBpe> {
+        let mut pairs = FxHashMap::with_capacity_and_hasher(merges.len(), Default::default());
+        for (rank, &(a, b, m)) in merges.iter().enumerate() {
+            if let Some((old, _)) = pairs.insert(key(a, b), (rank as u32, m)) {
+                return Err(Error::Vocab(format!("merge {rank} ({a}, {b}) repeats merge {old}")));
+            }
+        }
+        Ok(PairBpe {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            byte_ids,
+            pairs,
+            whole: whole.map(|w| w.into_iter().collect()),
+            split,
+        })
+    }
+
+    /// The ids of one raw piece (bytes before the byte-level mapping).
+    pub fn encode_piece(&self, piece: &[u8], out: &mut Vec<u32>) {
+        if piece.is_empty() {
+            return;
+        }
+        if let Some(id) = self.whole.as_ref().and_then(|w| w.get(piece)) {
+            out.push(*id);
+            return;
+        }
+        CACHE.with(|c| {
+            let mut cache = c.borrow_mut();
+            let k = (self.id, piece.to_vec());
+            if let Some(ids) = cache.get(&k) {
+                out.extend_from_slice(ids);
+                return;
+            }
+            let ids = self.merge(piece);
+            out.extend_from_slice(&ids);
+            if cache.len() >= CACHE_LIMIT {
+                cache.clear();
+            }
+            cache.insert(k, ids);
+        })
+    }
+
+    /// Hugging Face's `Word::merge_all` on the byte-level symbols of `piece`.
+    pub fn merge(&self, piece: &[u8]) -> Vec<u32> {
+        let mut ids: Vec<u32> = piece.iter().map(|&b| self.byte_ids[b as usize]).filter(|&i| i != DROP).collect();
+        let n = ids.len();
+        if n < 2 {
+            return ids;
+        }
+        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+        let mut next: Vec<usize> = (1..=n).collect();
+        let mut alive = vec![true; n];
+        let mut heap = BinaryHeap::with_capacity(n);
+        for i in 0..n - 1 {
+            if let Some(&(rank, m)) = self.pairs.get(&key(ids[i], ids[i + 1])) {
+                heap.push(Reverse((rank, i, m)));
+            }
+        }
+        while let Some(Reverse((_, pos, new_id))) = heap.pop() {
+            let right = next[pos];
+            if !alive[pos] || right >= n {
+                continue;
+            }
+            match self.pairs.get(&key(ids[pos], ids[right])) {
+                Some(&(_, m)) if m == new_id => {}
+                _ => continue,
+            }
+            ids[pos] = new_id;
+            alive[right] = false;
+            let after = next[right];
+            next[pos] = after;
+            if after < n {
+                prev[after] = pos;
+            }
+            let before = prev[pos];
+            if before < n {
+                if let Some(&(rank, m)) = self.pairs.get(&key(ids[before], new_id)) {
+                    heap.push(Reverse((rank, before, m)));
+                }
+            }
+            if after < n {
+                if let Some(&(rank, m)) = self.pairs.get(&key(new_id, ids[after])) {
+                    heap.push(Reverse((rank, pos, m)));
+                }
+            }
+        }
+        (0..n).filter(|&i| alive[i]).map(|i| ids[i]).collect()
+    }
+
+    /// Splits `text` and encodes every piece.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        let prefixed;
+        let text = if self.split.text_prefix && !text.starts_with(' ') {
+            prefixed = format!(" {text}");
+            prefixed.as_str()
+        } else {
+            text
+        };
+        let mut out = Vec::with_capacity(text.len() / 3);
+        let mut buf = Vec::new();
+        let bytes = text.as_bytes();
+        self.split.splitter.for_each_piece(text, |s, e| {
+            let piece = &bytes[s..e];
+            if self.split.piece_prefix && piece.first() != Some(&b' ') {
+                buf.clear();
+                buf.push(b' ');
+                buf.extend_from_slice(piece);
+                self.encode_piece(&buf, &mut out);
+            } else {
+                self.encode_piece(piece, &mut out);
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(merges: &[(u32, u32, u32)]) -> PairBpe {
+        let mut byte_ids = [0u32; 256];
+        for (b, slot) in byte_ids.iter_mut().enumerate() {
+            *slot = b as u32;
+        }
+        let split = Split { splitter: Pretokenizer::new(r"\S+|\s+").unwrap(), text_prefix: false, piece_prefix: false };
+        PairBpe::new(byte_ids, merges, None, split).unwrap()
+    }
+
+    #[test]
+    fn pair_rank_not_merged_rank() {
+        // merges: (b,c)->300 rank 0, (a,b)->301 rank 1, (a,300)->302 rank 2.
+        // "abc": (b,c) has the lowest pair rank, then (a,bc) -> [302].
+        let m = model(&[(98, 99, 300), (97, 98, 301), (97, 300, 302)]);
+        assert_eq!(m.merge(b"abc"), vec![302]);
+        // leftmost on ties: "aaa" with (a,a)->400 -> [400, a]
+        let m = model(&[(97, 97, 400)]);
+        assert_eq!(m.merge(b"aaa"), vec![400, 97]);
+        assert_eq!(m.encode("aaa aaaa").unwrap(), vec![400, 97, 32, 400, 400]);
+        // a dropped byte joins its neighbours: "a\x01a" -> [400]
+        let mut m = model(&[(97, 97, 400)]);
+        m.byte_ids[1] = DROP;
+        assert_eq!(m.merge(b"a\x01a"), vec![400]);
+    }
+
+    #[test]
+    fn byte_level_alphabet() {
+        assert_eq!(byte_level_bytes("\u{120}a\u{10a}"), Some(vec![b' ', b'a', b'\n']));
+        assert_eq!(byte_level_bytes("\u{100}\u{143}"), Some(vec![0, 173]));
+        assert_eq!(byte_level_bytes("\u{144}"), None);
+    }
+
+    #[test]
+    fn repeated_merge_is_an_error() {
+        let split = Split { splitter: Pretokenizer::new(r"\S+").unwrap(), text_prefix: false, piece_prefix: false };
+        assert!(PairBpe::new([0; 256], &[(1, 2, 3), (1, 2, 4)], None, split).is_err());
+    }
+}

@@ -1,0 +1,75 @@
+//! `bpekit._core.PairBPE`: the pair-rank (Hugging Face) BPE model as seen from Python
+//! (`bpekit.pipeline.fast.core_model` builds it).
+
+use super::run;
+use crate::pairbpe::{byte_level_bytes, merge_ids, PairBpe, Split};
+use crate::parallel;
+use crate::pretokenize::Pretokenizer;
+use pyo3::prelude::*;
+
+/// `[(left id, right id, merged id)]` in rank order for a merge list of token strings (checked:
+/// see `crate::pairbpe::merge_ids`).
+#[pyfunction]
+#[pyo3(signature = (vocab, merges, prefix_len = 0))]
+pub fn pair_merge_ids(
+    py: Python<'_>,
+    vocab: rustc_hash::FxHashMap<String, u32>,
+    merges: Vec<(String, String)>,
+    prefix_len: usize,
+) -> PyResult<Vec<(u32, u32, u32)>> {
+    run(py, || merge_ids(&vocab, &merges, prefix_len))
+}
+
+#[pyclass(frozen, module = "bpekit._core")]
+pub struct PairBPE {
+    model: PairBpe,
+}
+
+#[pymethods]
+impl PairBPE {
+    /// `byte_ids[b]`: id of byte `b`'s character; `merges[rank] = (left, right, merged)`;
+    /// `whole`: the byte-level vocabulary, given only for `ignore_merges` (tokens outside the
+    /// byte alphabet are left out).
+    #[new]
+    #[pyo3(signature = (byte_ids, merges, pattern, text_prefix = false, piece_prefix = false, whole = None))]
+    fn new(
+        py: Python<'_>,
+        byte_ids: Vec<u32>,
+        merges: Vec<(u32, u32, u32)>,
+        pattern: &str,
+        text_prefix: bool,
+        piece_prefix: bool,
+        whole: Option<rustc_hash::FxHashMap<String, u32>>,
+    ) -> PyResult<Self> {
+        run(py, || {
+            let whole = whole.map(|w| {
+                w.into_iter().filter_map(|(t, i)| byte_level_bytes(&t).filter(|b| !b.is_empty()).map(|b| (b, i))).collect()
+            });
+            let byte_ids: [u32; 256] = byte_ids
+                .try_into()
+                .map_err(|v: Vec<u32>| crate::Error::Vocab(format!("byte_ids needs 256 ids, got {}", v.len())))?;
+            let split = Split { splitter: Pretokenizer::new(pattern)?, text_prefix, piece_prefix };
+            Ok(PairBPE { model: PairBpe::new(byte_ids, &merges, whole, split)? })
+        })
+    }
+
+    /// The ids of one text (split, byte-mapped, merged).
+    fn encode(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+        run(py, || self.model.encode(text))
+    }
+
+    /// The ids of one raw piece (no splitting).
+    fn encode_piece(&self, py: Python<'_>, piece: &[u8]) -> PyResult<Vec<u32>> {
+        run(py, || {
+            let mut out = Vec::new();
+            self.model.encode_piece(piece, &mut out);
+            Ok(out)
+        })
+    }
+
+    /// `encode` of each text, in parallel (`num_threads` 0 = one per core).
+    #[pyo3(signature = (texts, num_threads = 0))]
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, num_threads: usize) -> PyResult<Vec<Vec<u32>>> {
+        run(py, || parallel::map(&texts, num_threads, |t| self.model.encode(t)).into_iter().collect())
+    }
+}

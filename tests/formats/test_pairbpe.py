@@ -1,0 +1,128 @@
+"""The Rust pair-rank BPE model (``_core.PairBPE``, src/pairbpe.rs) against the Python reference
+(``pipeline.models.BPE``): random merge lists on random pieces (hypothesis), GPT-NeoX on the
+corpora (Rust path == Python path == ``tokenizers``), batches, ``ignore_merges``, bad input."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+from bpekit import Tokenizer, _core
+from bpekit.errors import VocabError
+from bpekit.pipeline.byte_level import BYTE_TO_CHAR, GPT2_PATTERN, to_chars
+from bpekit.pipeline.fast import core_model
+from bpekit.pipeline.models import BPE
+from bpekit.pipeline.pre_tokenizers import ByteLevel
+from datapaths import DATA, corpus_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+NEOX = DATA / "hf" / "gpt-neox-20b.tokenizer.json"
+FULL = os.environ.get("BPEKIT_FULL_PARITY") == "1"
+ALPHABET = "ab c\u00e9\n"
+
+
+def random_model(seed: int, n_merges: int, ignore_merges: bool = False) -> BPE:
+    """Byte-level vocab of all 256 bytes plus random merges of existing tokens. Two pairs may
+    make the same token (``a+bc`` and ``ab+c``): Hugging Face's stale-entry check is only on the
+    merged id, a quirk the Rust model must share."""
+    rng = random.Random(seed)
+    vocab = {c: i for i, c in enumerate(BYTE_TO_CHAR)}
+    base = [to_chars(ch.encode()) for ch in ALPHABET]
+    tokens = [c for t in base for c in t]
+    merges: list[tuple[str, str]] = []
+    seen = set()
+    for _ in range(n_merges * 3):
+        if len(merges) == n_merges:
+            break
+        a, b = rng.choice(tokens), rng.choice(tokens)
+        if (a, b) in seen or len(a + b) > 6:
+            continue
+        seen.add((a, b))
+        merges.append((a, b))
+        if a + b not in vocab:
+            vocab[a + b] = len(vocab)
+            tokens.append(a + b)
+    return BPE(vocab, merges, ignore_merges=ignore_merges)
+
+
+@settings(deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 60), ignore=st.booleans(),
+       text=st.text(alphabet=st.sampled_from(ALPHABET + "\u00ff\U0001f600"), max_size=40))
+def test_rust_equals_python_on_random_models(seed, n, ignore, text):
+    model = random_model(seed, n, ignore)
+    fast = core_model(ByteLevel(add_prefix_space=False, use_regex=True), model)
+    assert fast is not None
+    data = text.encode()
+    assert fast.encode_piece(data) == model.tokenize(to_chars(data))
+
+
+def test_missing_bytes_are_dropped_like_python():
+    model = random_model(1, 30)
+    del model.vocab[BYTE_TO_CHAR[ord("b")]]
+    model = BPE(model.vocab, [m for m in model.merges if "b" not in "".join(m)])
+    fast = core_model(ByteLevel(add_prefix_space=False, use_regex=True), model)
+    for text in ["abba", "cab", "b", "a b c"]:
+        assert fast.encode_piece(text.encode()) == model.tokenize(to_chars(text.encode()))
+
+
+def test_unk_or_dropout_stays_in_python():
+    model = random_model(2, 10)
+    pre = ByteLevel(add_prefix_space=False, use_regex=True)
+    assert core_model(pre, BPE(model.vocab, model.merges, dropout=0.5)) is None
+    vocab = {k: v for k, v in model.vocab.items() if k != BYTE_TO_CHAR[0]}
+    vocab["<unk>"] = max(model.vocab.values()) + 1
+    assert core_model(pre, BPE(vocab, [], unk_token="<unk>")) is None
+
+
+def test_bad_input_raises_typed_errors():
+    with pytest.raises(VocabError, match="256"):
+        _core.PairBPE([0] * 10, [], GPT2_PATTERN)
+    with pytest.raises(VocabError, match="repeats merge 0"):
+        _core.PairBPE(list(range(256)), [(1, 2, 300), (1, 2, 301)], GPT2_PATTERN)
+
+
+@pytest.fixture(scope="module")
+def neox():
+    tokenizers = pytest.importorskip("tokenizers")
+    if not NEOX.is_file():
+        pytest.skip(f"{NEOX} not found (set BPEKIT_TEST_DATA)")
+    return Tokenizer.from_file(NEOX), tokenizers.Tokenizer.from_file(str(NEOX))
+
+
+def sample_texts() -> list[str]:
+    files = corpus_files()
+    if not files:
+        pytest.skip(f"no corpora under {DATA}")
+    out = []
+    for f in files if FULL else files[::6]:
+        text = f.read_text(encoding="utf-8", errors="replace")
+        out.append(text if FULL else text[: 4000])
+    return out
+
+
+def test_neox_rust_equals_python_and_tokenizers(neox):
+    ours, hf = neox
+    assert ours._fast is not None
+    texts = sample_texts()
+    for text in texts:
+        part = ours.normalizer.normalize(text)
+        python = ours._encode_pieces(ours._splitter(part))
+        assert ours._fast.encode(part) == python
+    batch = ours.encode_batch(texts + ["<|endoftext|> x<|padding|>"])
+    assert batch == [e.ids for e in hf.encode_batch(texts + ["<|endoftext|> x<|padding|>"], add_special_tokens=False)]
+    assert batch == [ours.encode(t) for t in texts + ["<|endoftext|> x<|padding|>"]]
+    assert ours.encode_batch([]) == []
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_rust_merge_table_equals_python(seed):
+    model = random_model(seed, 80)
+    assert model.pair_ranks == model._pair_table()
+    prefixed = BPE({"a": 0, "##b": 1, "ab": 2}, [("a", "##b")], continuing_subword_prefix="##")
+    assert prefixed.pair_ranks == prefixed._pair_table() == {(0, 1): (0, 2)}
+    for merges, what in [([("a", "x")], "not in the vocabulary"), ([("a", "a")], "merged token"),
+                         ([("a", "b"), ("a", "b")], "repeats merge 0")]:
+        with pytest.raises(VocabError, match=what):
+            BPE({"a": 0, "b": 1, "ab": 2}, merges)
