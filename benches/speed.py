@@ -145,18 +145,23 @@ def main(argv: list[str] | None = None) -> int:
         },
         "libs": a.libs, "versions": {}, "unavailable": {}, "notes": {}, "encodings": {},
     }
-    for enc in a.encodings:
+    for enc in a.encodings:  # results are saved after each encoding: a long run can be cut short
         measure_encoding(enc, corpora, a, res)
-    res["libs"] = [lib for lib in a.libs if lib not in res["unavailable"]]
-    table = report.markdown(res)
+        table = save(res, a)
     print(table)
-    a.json.parent.mkdir(parents=True, exist_ok=True)
+    return 0
+
+
+def save(res: dict[str, Any], a: argparse.Namespace) -> str:
+    """Writes the JSON results (and the docs' tables if asked); returns the markdown."""
     from bpekit.atomicfile import atomic_write
 
+    res["libs"] = [lib for lib in a.libs if lib not in res["unavailable"]]
+    table = report.markdown(res)
     atomic_write(a.json, json.dumps(res, indent=1).encode())
     if a.write_docs:
         report.update_docs(ROOT / "docs" / "benchmarks.md", table)
-    return 0
+    return table
 
 
 if __name__ == "__main__":
