@@ -52,6 +52,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--load-runs", type=int, default=None, help="fresh processes per load time (default 5)")
     ap.add_argument("--json", type=Path, default=RESULTS / "speed.json")
     ap.add_argument("--write-docs", action="store_true", help="update the generated tables in docs/benchmarks.md")
+    ap.add_argument("--render", type=Path, nargs="+", metavar="JSON",
+                    help="measure nothing: merge these saved results (e.g. one run per encoding) into the tables")
     a = ap.parse_args(argv)
     quick = a.quick
     a.rounds = a.rounds or (1 if quick else 3)
@@ -132,8 +134,28 @@ def measure_encoding(enc: str, corpora: dict[str, list[str]], a: argparse.Namesp
         print(f"{enc} load and memory done", file=sys.stderr)
 
 
+def merged(paths: list[Path]) -> dict[str, Any]:
+    """Saved results of several runs as one (encodings side by side; settings of the first run,
+    with every run's command)."""
+    runs = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    res = runs[0]
+    for r in runs[1:]:
+        res["encodings"].update(r["encodings"])
+        for key in ("versions", "unavailable", "notes"):
+            res[key].update(r[key])
+        res["libs"] += [lib for lib in r["libs"] if lib not in res["libs"]]
+        res["settings"]["command"] += "` and `" + r["settings"]["command"]
+    return res
+
+
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
+    if a.render:
+        table = report.markdown(merged(a.render))
+        print(table)
+        if a.write_docs:
+            report.update_docs(ROOT / "docs" / "benchmarks.md", table)
+        return 0
     corpora = load_corpora(a.max_mb)
     res: dict[str, Any] = {
         "settings": {

@@ -126,10 +126,18 @@ def _collect(proc: subprocess.Popen[str], err: IO[bytes],
             return out, "TIMEOUT"
         rc = proc.wait()
         err.seek(0)
-        last = [x for x in err.read().decode(errors="replace").splitlines() if x.strip()][-1:]
-        return out, f"CRASH (exit {rc}{': ' + last[0][:100] if last else ''})"
+        return out, f"CRASH (exit {rc}: {_why(err.read().decode(errors='replace'))})"
     proc.wait()
     return out, None
+
+
+def _why(stderr: str) -> str:
+    """The telling line of a crashed child's stderr: a Rust panic's message, else the last line."""
+    lines = [x.strip() for x in stderr.splitlines() if x.strip()]
+    for i, x in enumerate(lines):
+        if "panicked at" in x:
+            return " ".join(lines[i : i + 2])[:200]
+    return lines[-1][:200] if lines else "no message"
 
 
 def worst_cases(lib: str, enc: str, n_bytes: int, timeout: float, repeats: int = 1,

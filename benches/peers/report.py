@@ -20,6 +20,12 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return [_row(header), "|" + "---|" * len(header), *(_row(r) for r in rows)]
 
 
+def _short(status: str) -> str:
+    """``CRASH (exit -6: message)`` -> ``CRASH (exit -6)`` (the message is in the JSON)."""
+    head = status.split(":")[0]
+    return head + ")" if head.count("(") > head.count(")") else head
+
+
 def _differs(res: dict[str, Any], enc: str, corpus: str, lib: str, mode: str) -> bool:
     return any(m["lib"] == lib and m["mode"] == mode and m.get("corpus") == corpus
                for m in res["encodings"][enc]["mismatches"])
@@ -81,7 +87,7 @@ def worst_table(res: dict[str, Any]) -> list[str]:
                 if r is None:
                     cells.append("—")
                 elif "status" in r:
-                    cells.append(r["status"].split(":")[0])
+                    cells.append(_short(r["status"]))
                 else:
                     ratio = f" ({r['seconds'] / eng['seconds']:.2f}x)" if case != "english" and "seconds" in eng else ""
                     cells.append(f"{r['seconds']:.3f}{ratio}" + (" DIFFERS" if r.get("differs") else ""))
@@ -108,10 +114,10 @@ def load_table(res: dict[str, Any]) -> list[str]:
                 ratio = f" ({total / (tk['import_s'] + tk['load_s']):.2f}x)" if isinstance(tk, dict) else ""
                 cells.append(f"{total:.3f}{ratio}, load {ld['load_s']:.3f}")
             else:
-                cells.append(str(ld or "—").split(":")[0])
+                cells.append(_short(str(ld or "—")))
         for enc in encs:
             rss = res["encodings"][enc].get("rss", {}).get(lib)
-            cells.append(f"{rss:.0f}" if isinstance(rss, float) else str(rss or "—").split(":")[0])
+            cells.append(f"{rss:.0f}" if isinstance(rss, float) else _short(str(rss or "—")))
         rows.append([lib, *cells])
     base = [f"{res['encodings'][e].get('rss', {}).get('none', float('nan')):.0f}" for e in encs]
     rows.append(["(interpreter + corpora only)", *["" for _ in encs], *base])
