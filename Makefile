@@ -18,7 +18,10 @@ test-python:  ## the Python test suite
 bench-encode:  ## single-thread encode speed vs tiktoken (docs/benchmarks.md)
 	python benches/encode.py --rounds 5 --numpy
 
-bench: bench-encode  ## every benchmark
+bench-speed:  ## encode speed, worst cases, load time and memory vs tiktoken and every installed peer
+	python benches/speed.py --rounds 3 --write-docs
+
+bench: bench-encode bench-speed  ## every benchmark
 
 lint:  ## clippy with warnings as errors
 	cargo clippy --no-default-features -- -D warnings

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import urllib.request
 from pathlib import Path
 
 from bpekit import _core
@@ -36,8 +35,12 @@ def sha256_hex(data: bytes) -> str:
 def _download(url: str) -> bytes:
     if not url.startswith("https://"):
         raise DataNotFoundError(f"refusing to download {url!r}: only https:// URLs are fetched")
+    # imported here: urllib.request pulls in http.client, email and ssl, which cost a fresh
+    # process more than parsing o200k_base's rank file does, and a local load never needs them
+    import urllib.request
+
     try:
-        with urllib.request.urlopen(url, timeout=_DOWNLOAD_TIMEOUT_S) as r:  # noqa: S310 (https only)
+        with urllib.request.urlopen(url, timeout=_DOWNLOAD_TIMEOUT_S) as r:
             return bytes(r.read())
     except OSError as e:
         raise DataNotFoundError(f"could not download {url}: {e}") from e

@@ -1,0 +1,41 @@
+"""Interleaved timing rounds and paired ratios.
+
+The machine is shared and noisy, so absolute speeds drift from minute to minute. Each round runs
+every pass once, in an order rotated round by round; ratios are taken between two passes of the
+*same* round and the median of those per-round ratios is reported (with the median speed).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+
+def run_rounds(
+    passes: dict[str, Callable[[], object]],
+    rounds: int,
+    prepare: dict[str, Callable[[], None]] | None = None,
+) -> dict[str, list[float]]:
+    """Seconds of every pass in every round (``{key: [s_round0, s_round1, ...]}``); ``prepare[key]``
+    runs untimed before each pass."""
+    keys = list(passes)
+    seconds: dict[str, list[float]] = {k: [] for k in keys}
+    for r in range(rounds):
+        shift = r % len(keys) if keys else 0
+        for key in keys[shift:] + keys[:shift]:
+            if prepare and key in prepare:
+                prepare[key]()
+            t0 = time.perf_counter()
+            passes[key]()
+            seconds[key].append(time.perf_counter() - t0)
+    return seconds
+
+
+def median_mbps(mb: float, secs: list[float]) -> float:
+    return statistics.median(mb / s for s in secs)
+
+
+def paired_ratio(secs: list[float], base: list[float]) -> float:
+    """Median over rounds of ``speed / base speed`` (= ``base time / time``) in the same round."""
+    return statistics.median(b / s for s, b in zip(secs, base, strict=True))
