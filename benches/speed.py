@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from peers.local import RESULTS, ROOT, load_corpora, setup_env
+from harness.local import RESULTS, ROOT, load_corpora, setup_env
 
 setup_env()  # before any tokenizer library is imported
 
 from corpora import size_mb
-from peers import check, isolated, libs, report
-from peers.timing import run_rounds
+from harness import check, isolated, libs, report
+from harness.timing import run_rounds
 
 SECTIONS = ("speed", "worst", "load")
 QUICK_LIBS = ["bpekit", "bpekit(no cache)", "tiktoken"]

@@ -15,7 +15,7 @@ pytest.importorskip("tiktoken")
 if not (DATA / "ranks" / "cl100k_base.tiktoken").is_file():
     pytest.skip(f"rank files not found under {DATA}/ranks (set BPEKIT_TEST_DATA)", allow_module_level=True)
 
-from peers import check, isolated, libs, local, report, timing
+from harness import check, isolated, libs, local, report, timing
 
 ENC = "cl100k_base"
 TINY = ["hello world", "  leading and trailing  ", "digits 1234567 and 3.14", "Grüße, 世界! 👍🏽",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from peers.local import WORK, rank_file
+from harness.local import WORK, rank_file
 
 
 def path(name: str) -> Path:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from peers.timing import median_mbps, paired_ratio
+from harness.timing import median_mbps, paired_ratio
 
 BEGIN = "<!-- benches/speed.py: begin generated tables -->"
 END = "<!-- benches/speed.py: end generated tables -->"

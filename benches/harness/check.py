@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from peers.libs import Lib
+from harness.libs import Lib
 
 MODES = ("list", "numpy", "batch", "batch_numpy")
 

@@ -2,7 +2,7 @@
 load time, and peak memory.
 
 The parent side (:func:`worst_cases`, :func:`load_time`, :func:`peak_rss`) starts this file as a
-child (``python benches/peers/isolated.py MODE LIB ENCODING ...``) that prints one JSON line per
+child (``python benches/harness/isolated.py MODE LIB ENCODING ...``) that prints one JSON line per
 result; a case that passes its timeout is recorded as TIMEOUT and one that kills the child as
 CRASH, and the remaining cases continue in a new child.
 """
@@ -62,7 +62,7 @@ def _emit(obj: dict[str, object]) -> None:
 
 
 def child(mode: str, lib_name: str, enc: str, args: list[str]) -> None:
-    from peers.local import load_corpora, setup_env
+    from harness.local import load_corpora, setup_env
 
     setup_env()
     if mode == "rss" and lib_name == "none":  # the baseline: interpreter + corpora
@@ -71,7 +71,7 @@ def child(mode: str, lib_name: str, enc: str, args: list[str]) -> None:
         return
     import importlib
 
-    from peers import libs
+    from harness import libs
 
     if not lib_name.startswith("bpekit"):
         import bpekit.patterns  # noqa: F401 (the harness's own, for peers' patterns: not timed)
@@ -88,7 +88,7 @@ def child(mode: str, lib_name: str, enc: str, args: list[str]) -> None:
                 lib.encode(d)
         _emit({"peak_mb": _vm_hwm_mb()})
     elif mode == "worst":
-        from peers.check import digest
+        from harness.check import digest
 
         n_bytes, repeats, cases = int(args[0]), int(args[1]), args[2:]
         lib.encode("warm up")

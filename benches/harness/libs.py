@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from peers import hfjson
-from peers.local import rank_file
+from harness import hfjson
+from harness.local import rank_file
 
 # Pre-token cache budget bpekit ships with; "bpekit(no cache)" sets 0.
 BPEKIT_DEFAULT_CACHE = 4 << 20
