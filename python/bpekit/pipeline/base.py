@@ -107,9 +107,15 @@ def build_list(kind: str, table: Mapping[str, type], items: Any, where: str) -> 
 
 
 class Stage:
-    """Equality and repr by the ``tokenizer.json`` dict."""
+    """Equality and repr by the ``tokenizer.json`` dict; a stage without options reads and writes
+    just its ``type``."""
 
-    to_json: Callable[[], dict[str, Any]]  # each stage defines it
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Any:
+        return cls()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": type(self).__name__}
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
@@ -117,3 +123,28 @@ class Stage:
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v!r}" for k, v in self.to_json().items() if k != "type")
         return f"{type(self).__name__}({fields})"
+
+
+class ByteLevelOptions(Stage):
+    """The options HF's ByteLevel pre-tokenizer, post-processor and decoder all carry."""
+
+    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
+        self.add_prefix_space = add_prefix_space
+        self.trim_offsets = trim_offsets
+        self.use_regex = use_regex
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Any:
+        return cls(
+            get(doc, "add_prefix_space", bool, where, True),
+            get(doc, "trim_offsets", bool, where, True),
+            get(doc, "use_regex", bool, where, True),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "ByteLevel",
+            "add_prefix_space": self.add_prefix_space,
+            "trim_offsets": self.trim_offsets,
+            "use_regex": self.use_regex,
+        }

@@ -9,7 +9,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from bpekit.errors import FormatError
-from bpekit.pipeline.base import Pattern, Stage, build, build_list, get, registry
+from bpekit.pipeline.base import (
+    ByteLevelOptions,
+    Pattern,
+    Stage,
+    build,
+    build_list,
+    get,
+    registry,
+)
 from bpekit.pipeline.byte_level import to_bytes
 
 DECODERS, _register = registry("decoder")
@@ -23,42 +31,14 @@ class Decoder(Stage):
     def decode(self, tokens: list[str]) -> str:
         return "".join(self.decode_chain(tokens))
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any], where: str) -> Decoder:
-        return cls()
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": type(self).__name__}
-
 
 @_register
-class ByteLevel(Decoder):
+class ByteLevel(ByteLevelOptions, Decoder):
     """Tokens in the byte alphabet become their bytes (others their UTF-8), decoded lossily."""
-
-    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
-        self.add_prefix_space = add_prefix_space
-        self.trim_offsets = trim_offsets
-        self.use_regex = use_regex
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         data = b"".join(b if (b := to_bytes(t)) is not None else t.encode("utf-8") for t in tokens)
         return [data.decode("utf-8", "replace")]
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any], where: str) -> ByteLevel:
-        return cls(
-            get(doc, "add_prefix_space", bool, where, True),
-            get(doc, "trim_offsets", bool, where, True),
-            get(doc, "use_regex", bool, where, True),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": "ByteLevel",
-            "add_prefix_space": self.add_prefix_space,
-            "trim_offsets": self.trim_offsets,
-            "use_regex": self.use_regex,
-        }
 
 
 @_register

@@ -25,13 +25,6 @@ class Normalizer(Stage):
     def normalize(self, text: str) -> str:
         return text
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any], where: str) -> Normalizer:
-        return cls()
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": type(self).__name__}
-
 
 class _Unicode(Normalizer):
     form = "NFC"

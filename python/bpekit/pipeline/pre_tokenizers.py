@@ -16,7 +16,15 @@ from typing import Any
 import regex
 
 from bpekit.errors import FormatError
-from bpekit.pipeline.base import Pattern, Stage, build, build_list, get, registry
+from bpekit.pipeline.base import (
+    ByteLevelOptions,
+    Pattern,
+    Stage,
+    build,
+    build_list,
+    get,
+    registry,
+)
 from bpekit.pipeline.byte_level import BYTE_TO_CHAR, GPT2_REGEX
 from bpekit.pipeline.normalizers import WHITESPACE
 from bpekit.pipeline.onig import compile_onig
@@ -93,22 +101,10 @@ class PreTokenizer(Stage):
     def pre_tokenize_str(self, text: str) -> list[str]:
         return [t for t, _ in self.pre_tokenize([(text, True)])]
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any], where: str) -> PreTokenizer:
-        return cls()
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": type(self).__name__}
-
 
 @_register
-class ByteLevel(PreTokenizer):
+class ByteLevel(ByteLevelOptions, PreTokenizer):
     """Optional prefix space, the GPT-2 regex split (``use_regex``), then bytes as characters."""
-
-    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
-        self.add_prefix_space = add_prefix_space
-        self.trim_offsets = trim_offsets
-        self.use_regex = use_regex
 
     def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
         out: list[Split_] = []
@@ -120,22 +116,6 @@ class ByteLevel(PreTokenizer):
                 if p:
                     out.append(("".join(BYTE_TO_CHAR[b] for b in p.encode("utf-8")), first and i == 0))
         return out
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any], where: str) -> ByteLevel:
-        return cls(
-            get(doc, "add_prefix_space", bool, where, True),
-            get(doc, "trim_offsets", bool, where, True),
-            get(doc, "use_regex", bool, where, True),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": "ByteLevel",
-            "add_prefix_space": self.add_prefix_space,
-            "trim_offsets": self.trim_offsets,
-            "use_regex": self.use_regex,
-        }
 
 
 def _behavior(doc: Mapping[str, Any], where: str, default: str | None = None) -> str:

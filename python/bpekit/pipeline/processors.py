@@ -10,7 +10,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from bpekit.errors import FormatError
-from bpekit.pipeline.base import Stage, build, build_list, get, registry
+from bpekit.pipeline.base import (
+    ByteLevelOptions,
+    Stage,
+    build,
+    build_list,
+    get,
+    registry,
+)
 
 PROCESSORS, _register = registry("post_processor")
 
@@ -19,36 +26,10 @@ class PostProcessor(Stage):
     def process(self, ids: list[int], pair: list[int] | None = None) -> list[int]:
         return ids + (pair or [])
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any], where: str) -> PostProcessor:
-        return cls()
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": type(self).__name__}
-
 
 @_register
-class ByteLevel(PostProcessor):
-    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
-        self.add_prefix_space = add_prefix_space
-        self.trim_offsets = trim_offsets
-        self.use_regex = use_regex
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any], where: str) -> ByteLevel:
-        return cls(
-            get(doc, "add_prefix_space", bool, where, True),
-            get(doc, "trim_offsets", bool, where, True),
-            get(doc, "use_regex", bool, where, True),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": "ByteLevel",
-            "add_prefix_space": self.add_prefix_space,
-            "trim_offsets": self.trim_offsets,
-            "use_regex": self.use_regex,
-        }
+class ByteLevel(ByteLevelOptions, PostProcessor):
+    """Adds nothing to the ids (HF uses it to trim offsets, which bpekit does not produce)."""
 
 
 def _token(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, int]:
