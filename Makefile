@@ -1,5 +1,5 @@
 # bpekit's one toolchain: CI runs `make test` through .ci/run (see README).
-.PHONY: help install test test-rust test-python bench bench-encode lint fuzz
+.PHONY: help install test test-rust test-python browser bench bench-encode lint fuzz
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -12,8 +12,16 @@ test: test-rust test-python  ## the whole test suite
 test-rust:  ## Rust unit and differential tests (no Python needed)
 	cargo test --release --no-default-features --quiet
 
-test-python:  ## the Python test suite
+test-python: browser  ## the Python test suite
 	python -m pytest -q
+
+# The picture tests drive a real headless Chromium (Debian's package). Installed here when missing
+# and we may (root with apt-get); otherwise those tests skip and say why.
+browser:  ## make sure Chromium is there for tests/viz/test_browser.py
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+		|| { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		     && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1; } \
+		|| echo "chromium not installed: the browser tests will skip"
 
 bench-encode:  ## single-thread encode speed vs tiktoken (docs/benchmarks.md)
 	python benches/encode.py --rounds 5 --numpy
