@@ -3,14 +3,30 @@
 
 use crate::error::{Error, Result};
 use crate::merge::cache::{self, PieceCache};
-use crate::merge::backtrack::Backtrack;
+use crate::merge::backtrack::{Backtrack, ByteSet};
 use crate::merge::{byte_pair_encode_with, Ranks, LINEAR_BUILD_AFTER, LINEAR_THRESHOLD};
 use crate::pretokenize::Pretokenizer;
 use crate::special::Specials;
 use crate::vocab::{Rank, Vocab};
 use rustc_hash::FxHashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Tables for sub-vocabularies built so far (at most this many).
+const MAX_PARTIAL: usize = 4;
+/// A sub-vocabulary is only worth its own tables if it has at most 1/this of the tokens.
+const PARTIAL_FRACTION: usize = 8;
+/// Long-piece bytes after which a table for a small sub-vocabulary is built.
+const PARTIAL_BUILD_AFTER: usize = 16 << 10;
+
+/// Linear-merge tables for the tokens over a byte set, for long pieces made of few distinct bytes
+/// (`'a' x 1M`, spaces, digits, one emoji repeated, random letters), and the byte sets found too
+/// large to be worth it.
+#[derive(Debug, Clone, Default)]
+struct Partial {
+    built: Vec<(ByteSet, Arc<Backtrack>)>,
+    too_big: Vec<ByteSet>,
+}
 
 #[derive(Debug)]
 pub struct CoreBpe {
@@ -25,6 +41,7 @@ pub struct CoreBpe {
     /// Bytes of long pieces merged so far (the tables are built once this passes
     /// `LINEAR_BUILD_AFTER`).
     long_bytes: AtomicUsize,
+    partial: Mutex<Partial>,
     /// Identity of this encoder's per-thread pre-token caches, and their byte budget (0 = off).
     cache_owner: u64,
     cache_capacity: AtomicUsize,
@@ -39,6 +56,7 @@ impl Clone for CoreBpe {
             sorted_token_bytes: self.sorted_token_bytes.clone(),
             linear: self.linear.clone(),
             long_bytes: AtomicUsize::new(self.long_bytes.load(Ordering::Relaxed)),
+            partial: Mutex::new(self.partial().clone()),
             cache_owner: cache::new_owner_id(),
             cache_capacity: AtomicUsize::new(self.cache_capacity.load(Ordering::Relaxed)),
         }
@@ -63,6 +81,7 @@ impl CoreBpe {
             sorted_token_bytes: Default::default(),
             linear: Default::default(),
             long_bytes: AtomicUsize::new(0),
+            partial: Mutex::default(),
             cache_owner: cache::new_owner_id(),
             cache_capacity: AtomicUsize::new(cache::DEFAULT_CAPACITY_BYTES),
         })
@@ -83,21 +102,45 @@ impl CoreBpe {
         &self.vocab.encoder
     }
 
-    /// The linear merge's tables if a piece of `len` bytes should use them. They are built once
+    fn partial(&self) -> std::sync::MutexGuard<'_, Partial> {
+        self.partial.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The linear merge's tables if `piece` should use them. The full tables are built once
     /// `LINEAR_BUILD_AFTER` bytes of long pieces have been seen (this one included), so a few
     /// long pieces never pay for the build, and a flood of them pays at most about twice.
-    #[inline]
-    fn linear_for(&self, len: usize) -> Option<&Backtrack> {
-        if len < LINEAR_THRESHOLD {
-            return None;
-        }
+    /// Before that, after `PARTIAL_BUILD_AFTER` bytes, a piece made of few distinct bytes gets
+    /// tables for just the tokens over its bytes (a few ms instead of 0.2 s for o200k).
+    fn linear_for(&self, piece: &[u8]) -> Option<Arc<Backtrack>> {
         if let Some(tables) = self.linear.get() {
-            return tables.as_deref();
+            return tables.clone();
         }
-        if self.long_bytes.fetch_add(len, Ordering::Relaxed).saturating_add(len) < LINEAR_BUILD_AFTER {
+        let set = ByteSet::of(piece);
+        let mut partial = self.partial();
+        if let Some((_, t)) = partial.built.iter().find(|(s, _)| s.contains(&set)) {
+            return Some(t.clone());
+        }
+        let seen = self.long_bytes.fetch_add(piece.len(), Ordering::Relaxed).saturating_add(piece.len());
+        if seen >= PARTIAL_BUILD_AFTER
+            && partial.built.len() < MAX_PARTIAL
+            && partial.too_big.len() < 2 * MAX_PARTIAL
+            && !partial.too_big.iter().any(|s| set.contains(s))
+        {
+            let ranks = self.ranks();
+            let n = ranks.keys().filter(|k| set.covers(k)).count();
+            if n * PARTIAL_FRACTION <= ranks.len() {
+                if let Some(t) = Backtrack::for_bytes(ranks, &set).map(Arc::new) {
+                    partial.built.push((set, t.clone()));
+                    return Some(t);
+                }
+            }
+            partial.too_big.push(set);
+        }
+        drop(partial);
+        if seen < LINEAR_BUILD_AFTER {
             return None;
         }
-        self.linear.get_or_init(|| Backtrack::new(self.ranks()).map(Arc::new)).as_deref()
+        self.linear.get_or_init(|| Backtrack::new(self.ranks()).map(Arc::new)).clone()
     }
 
     /// Whether the linear merge's tables are built (`Some(false)`: the vocabulary does not suit
@@ -106,11 +149,16 @@ impl CoreBpe {
         self.linear.get().map(Option::is_some)
     }
 
+    /// How many sub-vocabulary tables of the linear merge are built.
+    pub fn partial_linear_tables(&self) -> usize {
+        self.partial().built.len()
+    }
+
     /// Merges one piece that is not itself a token, appending its ids.
     #[inline]
     fn merge_into(&self, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
-        let linear = self.linear_for(piece.len());
-        byte_pair_encode_with(&self.vocab.fast, self.vocab.max_token_len, linear, piece, out)
+        let linear = if piece.len() >= LINEAR_THRESHOLD { self.linear_for(piece) } else { None };
+        byte_pair_encode_with(&self.vocab.fast, self.vocab.max_token_len, linear.as_deref(), piece, out)
     }
 
     /// BPE of arbitrary non-token bytes as one piece.

@@ -31,7 +31,9 @@ fn linear_tables_are_built_only_after_enough_long_pieces() {
         None,
         "one 1.2 kB piece must not build the tables"
     );
-    let long = "aba".repeat(LINEAR_BUILD_AFTER / 3 + 1);
+    // many distinct bytes: too many tokens for tables of its own bytes, so the full ones
+    let wide: String = (b'!'..=b'~').map(char::from).collect();
+    let long = format!("aba{wide}").repeat(LINEAR_BUILD_AFTER / (3 + wide.len()) + 1);
     assert_eq!(
         bpe.encode_ordinary(&long).unwrap(),
         reference(&bpe, long.as_bytes())
@@ -65,4 +67,22 @@ fn unsuitable_vocabulary_keeps_the_heap() {
         reference(&bpe, long.as_bytes())
     );
     assert_eq!(bpe.linear_tables(), Some(false));
+}
+
+#[test]
+fn pieces_of_few_bytes_get_tables_of_their_own_tokens() {
+    let bpe = toy();
+    // a 20 kB piece over {a, b}: past PARTIAL_BUILD_AFTER, below LINEAR_BUILD_AFTER
+    let long = "abbab".repeat(PARTIAL_BUILD_AFTER / 5 + 1);
+    assert_eq!(bpe.encode_ordinary(&long).unwrap(), reference(&bpe, long.as_bytes()));
+    assert_eq!(bpe.partial_linear_tables(), 1);
+    assert_eq!(bpe.linear_tables(), None, "the full tables wait for LINEAR_BUILD_AFTER");
+    // a piece over a subset of {a, b} reuses them; one with another byte does not
+    let aa = "a".repeat(LINEAR_THRESHOLD * 3);
+    assert_eq!(bpe.encode_ordinary(&aa).unwrap(), reference(&bpe, aa.as_bytes()));
+    assert_eq!(bpe.partial_linear_tables(), 1);
+    let abc = "abcab".repeat(LINEAR_THRESHOLD);
+    assert_eq!(bpe.encode_ordinary(&abc).unwrap(), reference(&bpe, abc.as_bytes()));
+    assert_eq!(bpe.partial_linear_tables(), 2);
+    assert_eq!(bpe.clone().partial_linear_tables(), 2);
 }

@@ -48,7 +48,9 @@
 //! - Building the tables: cl100k 161M instructions, 65–105 ms; o200k 328M, 170–260 ms (memory
 //!   bound: a few random accesses per token); r50k 33–40 ms. Tables: 7 MB (cl100k), 14 MB (o200k).
 //!   Hence `LINEAR_BUILD_AFTER`: they are built only after 256 kB of long pieces, and the first
-//!   call with a 1 MB adversarial piece costs the build plus the merge.
+//!   call with a 1 MB adversarial piece costs the build plus the merge — unless the piece has
+//!   few distinct bytes: [`Backtrack::for_bytes`] builds tables over only the tokens made of
+//!   them ('a' x 1M, o200k, fresh encoder: first call 0.23 -> 0.04 s; see `core.rs`).
 //! - Versus the heap on natural pieces (several scripts, whitespace removed): 0.6–0.8x its time
 //!   from 64 bytes up, 1.0x at 32, 1.1x at 16 (so `LINEAR_THRESHOLD` is 64).
 
@@ -133,15 +135,27 @@ fn valid_pair(pairs: &Pairs, toks: &[Tok], mut a: u32, mut b: u32) -> bool {
 impl Backtrack {
     /// Builds the tables, or `None` if the vocabulary does not meet the algorithm's assumptions.
     pub fn new(ranks: &Ranks) -> Option<Backtrack> {
+        Backtrack::for_bytes(ranks, &ByteSet::ALL)
+    }
+
+    /// Builds the tables for the tokens made only of bytes in `set`: they encode exactly the
+    /// pieces whose bytes are all in `set` (no merge of such a piece can produce another token),
+    /// and cost time in proportion to those tokens (`'a' x 1M` needs a handful, not 200k).
+    pub fn for_bytes(ranks: &Ranks, set: &ByteSet) -> Option<Backtrack> {
         // Ids are the ranks themselves; a hole is an empty token. Very sparse ranks are refused.
         let n = ranks.values().max().map_or(0, |&m| m as usize + 1);
         if n > 2 * ranks.len() + 1024 || n > 1 << 31 {
             return None;
         }
         let mut slot: Vec<Option<&[u8]>> = vec![None; n];
+        let mut kept = 0;
         for (bytes, &r) in ranks {
-            if bytes.is_empty() || slot[r as usize].replace(bytes).is_some() {
+            if bytes.is_empty() || slot[r as usize].is_some() {
                 return None;
+            }
+            if set.covers(bytes) {
+                slot[r as usize] = Some(bytes);
+                kept += 1;
             }
         }
         let mut all = Vec::with_capacity(ranks.keys().map(Vec::len).sum());
@@ -153,7 +167,7 @@ impl Backtrack {
         }
         let bytes = |t: u32| &all[start[t as usize] as usize..start[t as usize + 1] as usize];
         let mut trie = Trie::new(&all, &start);
-        if (0..=255u8).any(|b| trie.exact(&[b]) == NONE) {
+        if (0..=255u8).any(|b| set.has(b) && trie.exact(&[b]) == NONE) {
             return None;
         }
         // During the build `next_prefix` links every token, producible or not.
@@ -166,7 +180,7 @@ impl Backtrack {
         for (tok, link) in toks.iter_mut().zip(trie.prefix_links()) {
             tok.next_prefix = link;
         }
-        let mut pairs = Pairs::new(n);
+        let mut pairs = Pairs::new(kept);
         let mut unsplit = Vec::new();
         for t in 0..n as u32 {
             let b = bytes(t);
@@ -273,6 +287,37 @@ impl Backtrack {
     /// Approximate heap memory of the tables.
     pub fn memory_bytes(&self) -> usize {
         self.trie.memory_bytes() + self.toks.len() * 16 + self.pairs.memory_bytes()
+    }
+}
+
+/// A set of byte values (the bytes a piece is made of).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteSet([u64; 4]);
+
+impl ByteSet {
+    pub const ALL: ByteSet = ByteSet([u64::MAX; 4]);
+
+    /// The bytes of `piece`.
+    pub fn of(piece: &[u8]) -> ByteSet {
+        let mut s = [0u64; 4];
+        for &b in piece {
+            s[b as usize >> 6] |= 1 << (b & 63);
+        }
+        ByteSet(s)
+    }
+
+    pub fn has(&self, b: u8) -> bool {
+        self.0[b as usize >> 6] & (1 << (b & 63)) != 0
+    }
+
+    /// Whether every byte of `bytes` is in the set.
+    pub fn covers(&self, bytes: &[u8]) -> bool {
+        bytes.iter().all(|&b| self.has(b))
+    }
+
+    /// Whether `self` holds every byte of `other`.
+    pub fn contains(&self, other: &ByteSet) -> bool {
+        self.0.iter().zip(&other.0).all(|(a, b)| b & !a == 0)
     }
 }
 

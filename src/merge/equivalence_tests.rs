@@ -8,7 +8,7 @@
 //! are read in place from `$BPEKIT_TEST_DATA` (default `../shared/data`), and the tests skip with
 //! a message without them.
 
-use super::backtrack::Backtrack;
+use super::backtrack::{Backtrack, ByteSet};
 use super::{byte_pair_encode_with, heap, small, Ranks};
 use crate::vocab::Rank;
 use std::path::PathBuf;
@@ -272,6 +272,17 @@ fn check_real_vocab(name: &str) {
             used += piece.len();
         }
         compared += used;
+    }
+    // tables for the tokens over one input's bytes agree on that input
+    for kind in KINDS {
+        let long = synthetic(&mut rng, kind, 20_000);
+        let set = ByteSet::of(&long);
+        if (0..=255u8).filter(|&b| set.has(b)).count() > 128 {
+            continue;
+        }
+        let part = Backtrack::for_bytes(&ranks, &set)
+            .unwrap_or_else(|| panic!("{name} {kind}: sub-vocabulary tables rejected"));
+        check(&ranks, Some(&part), &long, 300, &format!("{name} {kind} over its bytes"));
     }
     for n in 1..=300 {
         check(

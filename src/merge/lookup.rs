@@ -10,6 +10,9 @@
 //!   hashing at all.
 //! - The packed tables are open-addressing arrays whose slot holds key and rank together, so a
 //!   lookup touches one cache line where `hashbrown` touches two (control bytes, then bucket).
+//! - A 16-bit-per-key filter in front of them answers most absent keys (most pairs tried by a
+//!   merge of multi-byte text are not tokens) without touching the slots: multilingual 1.28x
+//!   (cl100k) and 1.07x (o200k), English and code unchanged within noise.
 
 use crate::vocab::Rank;
 use rustc_hash::FxHashMap;
@@ -61,6 +64,12 @@ trait PackedKey: Copy + Eq {
     fn hash(self) -> u64;
 }
 
+/// A second, independent hash for the filter bit of a key.
+#[inline(always)]
+fn filter_hash(h: u64) -> u64 {
+    (h ^ (h >> 29)).wrapping_mul(0xD6E8_FEB8_6659_FD93)
+}
+
 impl PackedKey for u64 {
     const EMPTY: u64 = u64::MAX;
     #[inline(always)]
@@ -78,22 +87,33 @@ impl PackedKey for [u64; 2] {
     }
 }
 
-/// Linear probing at load <= 1/2 over `(key, rank)` slots.
+/// Linear probing at load <= 1/2 over `(key, rank)` slots, behind a one-bit-per-key filter of
+/// `FILTER_BITS` bits per entry (small enough to stay in L2, so most absent keys are answered
+/// without touching the slots).
 #[derive(Debug, Clone)]
 struct PackedTable<K> {
     slots: Box<[(K, Rank)]>,
     shift: u32,
+    filter: Box<[u64]>,
+    filter_shift: u32,
 }
+
+const FILTER_BITS: usize = 16;
 
 impl<K: PackedKey> PackedTable<K> {
     fn new(entries: &[(K, Rank)]) -> Self {
         let n = (entries.len() * 2).max(16).next_power_of_two();
+        let bits = (entries.len() * FILTER_BITS).max(64).next_power_of_two();
         let mut t = PackedTable {
             slots: vec![(K::EMPTY, NO_RANK); n].into_boxed_slice(),
             shift: 64 - n.trailing_zeros(),
+            filter: vec![0u64; bits / 64].into_boxed_slice(),
+            filter_shift: 64 - bits.trailing_zeros(),
         };
         let mask = n - 1;
         for &(k, r) in entries {
+            let bit = (filter_hash(k.hash()) >> t.filter_shift) as usize;
+            t.filter[bit / 64] |= 1 << (bit % 64);
             let mut i = (k.hash() >> t.shift) as usize;
             while t.slots[i].0 != K::EMPTY && t.slots[i].0 != k {
                 i = (i + 1) & mask;
@@ -105,8 +125,13 @@ impl<K: PackedKey> PackedTable<K> {
 
     #[inline(always)]
     fn get(&self, k: K) -> Option<Rank> {
+        let h = k.hash();
+        let bit = (filter_hash(h) >> self.filter_shift) as usize;
+        if self.filter[bit / 64] & (1 << (bit % 64)) == 0 {
+            return None;
+        }
         let mask = self.slots.len() - 1;
-        let mut i = (k.hash() >> self.shift) as usize;
+        let mut i = (h >> self.shift) as usize;
         loop {
             let (key, rank) = self.slots[i];
             if key == k {
