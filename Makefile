@@ -31,8 +31,9 @@ bench-speed:  ## encode speed, worst cases, load time and memory vs tiktoken and
 
 bench: bench-encode bench-speed  ## every benchmark
 
-lint:  ## clippy with warnings as errors
+lint:  ## clippy with warnings as errors, without and with the Python bindings
 	cargo clippy --no-default-features -- -D warnings
+	cargo clippy --features python -- -D warnings
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= pretokenize round_trip merges rankfile specials

@@ -10,6 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::collections::HashMap;
 
+/// One flat array of ids and the offsets where each text's ids start (numpy, zero-copy).
+type FlatBatch<'py> = (Bound<'py, PyArray1<Rank>>, Bound<'py, PyArray1<i64>>);
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct CoreBPE {
     core: CoreBpe,
@@ -178,7 +180,7 @@ impl CoreBPE {
 
     /// Encodes a batch into one flat uint32 array plus int64 offsets (len = n + 1).
     #[pyo3(signature = (texts, allowed_special, num_threads = 0))]
-    fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<String>, allowed_special: Option<Vec<String>>, num_threads: usize) -> PyResult<(Bound<'py, PyArray1<Rank>>, Bound<'py, PyArray1<i64>>)> {
+    fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<String>, allowed_special: Option<Vec<String>>, num_threads: usize) -> PyResult<FlatBatch<'py>> {
         let mask = self.allowed(allowed_special);
         let (flat, offsets) = run(py, || {
             let parts: Vec<Vec<Rank>> = parallel::map(&texts, num_threads, |t| self.core.encode(t, &mask).map(|r| r.0))
