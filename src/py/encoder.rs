@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 /// One flat array of ids and the offsets where each text's ids start (numpy, zero-copy).
 type FlatBatch<'py> = (Bound<'py, PyArray1<Rank>>, Bound<'py, PyArray1<i64>>);
+
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct CoreBPE {
     core: CoreBpe,
