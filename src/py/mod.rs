@@ -1,6 +1,7 @@
 //! The PyO3 binding: type conversion, GIL release, and error mapping. No algorithm lives here.
 
 mod encoder;
+mod text;
 mod train;
 
 use crate::error::Error;
@@ -57,6 +58,7 @@ pub(crate) fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> crate::Result<T> 
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encoder::CoreBPE>()?;
     m.add_function(wrap_pyfunction!(encoder::parse_tiktoken_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(text::fix_surrogates, m)?)?;
     m.add_class::<train::WordCounter>()?;
     m.add_class::<train::PyWordCounts>()?;
     m.add_function(wrap_pyfunction!(train::learn_merges, m)?)?;
