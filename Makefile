@@ -28,7 +28,7 @@ FUZZ_TARGETS ?= pretokenize round_trip merges rankfile specials
 FUZZ_SANITIZER ?= none
 # Per target (see docs/reliability.md): the differential targets (pretokenize, round_trip, merges)
 # cost grows with the input, so -max_len 256, and they are built without comparison tracing
-# (--no-trace-compares, ~2x the exec/s; their seeds are real text) in target/notc; the parsers
+# (--no-trace-compares, 2.4x the exec/s; their seeds are real text) in target/notc; the parsers
 # (rankfile 4096, specials 512) keep it, it is what lets libFuzzer guess numbers and delimiters.
 fuzz:  ## run every cargo-fuzz target FUZZ_SECONDS each (nightly + cargo-fuzz; seeds from fuzz/make_corpus.py)
 	python fuzz/make_corpus.py
