@@ -8,6 +8,12 @@ read from ``/proc/self/status`` (VmHWM, reset through ``/proc/self/clear_refs``)
 ``--tiktoken`` tiktoken 0.14 is timed on the same inputs (ids are compared).
 
     python benches/hostile.py [--mb 10] [--rounds 3] [--encodings cl100k_base o200k_base] [--tiktoken]
+
+``--sizes 1 2 5 10`` instead times each ``--kinds`` text at those sizes (MB) in process CPU time
+(less sensitive to other processes on a shared machine than wall time) and prints ns per byte:
+a constant column means linear time.
+
+    python benches/hostile.py --sizes 1 2 5 10 --kinds no_split_letters --encodings cl100k_base o200k_base
 """
 
 from __future__ import annotations
@@ -29,13 +35,29 @@ os.environ.setdefault("BPEKIT_DATA_DIR", str(DATA / "ranks"))
 import bpekit  # noqa: E402
 
 
-def best_time(fn: Callable[[], object], rounds: int) -> float:
+def best_time(fn: Callable[[], object], rounds: int, clock: Callable[[], float] = time.perf_counter) -> float:
     best = float("inf")
     for _ in range(rounds):
-        start = time.perf_counter()
+        start = clock()
         fn()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, clock() - start)
     return best
+
+
+def scaling(encodings: list[str], kinds: list[str], sizes_mb: list[float], rounds: int) -> None:
+    """CPU seconds and ns per byte of each kind at each size: is the time linear in the size?"""
+    print(f"process CPU time, best of {rounds}\n")
+    print("| encoding | input | MB | CPU s | ns / byte |")
+    print("|---|---|---|---|---|")
+    for name in encodings:
+        enc = bpekit.get_encoding(name)
+        enc.encode(HOSTILE["one_char_a"](300 << 10))  # build lazy tables once
+        for kind in kinds:
+            for mb in sizes_mb:
+                text = benign(int(mb * (1 << 20))) if kind == "benign" else HOSTILE[kind](int(mb * (1 << 20)))
+                n = len(text.encode("utf-8", "surrogatepass"))
+                t = best_time(lambda: enc.encode(text, disallowed_special=()), rounds, time.process_time)
+                print(f"| {name} | {kind} | {n / (1 << 20):.1f} | {t:.3f} | {t / n * 1e9:.0f} |", flush=True)
 
 
 def peak_growth(fn: Callable[[], object]) -> int | None:
@@ -68,26 +90,33 @@ def main() -> int:
     parser.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
     parser.add_argument("--kinds", nargs="+", default=sorted(HOSTILE))
     parser.add_argument("--tiktoken", action="store_true")
+    parser.add_argument("--cpu", action="store_true", help="time in process CPU seconds, not wall")
+    parser.add_argument("--sizes", nargs="+", type=float, help="MB; time each kind at these sizes")
     args = parser.parse_args()
     size = int(args.mb * (1 << 20))
     bpekit.set_limits(max_input_bytes=0)
+    if args.sizes:
+        scaling(args.encodings, args.kinds, args.sizes, args.rounds)
+        return 0
     prose = benign(size)
+    clock = time.process_time if args.cpu else time.perf_counter
+    unit = "CPU s" if args.cpu else "s"
     print(f"{args.mb:g} MB per input, best of {args.rounds}; ratio = time / time of benign prose\n")
-    header = "| encoding | input | bpekit s | ratio | peak RSS / input |"
+    header = f"| encoding | input | bpekit {unit} | ratio | peak RSS / input |"
     if args.tiktoken:
-        header += " tiktoken s | tiktoken ratio |"
+        header += f" tiktoken {unit} | tiktoken ratio |"
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
     for name in args.encodings:
         enc = bpekit.get_encoding(name)
         enc.encode(HOSTILE["one_char_a"](300 << 10) + prose[:10000])  # build lazy tables once
         tk = tiktoken_encoding(name) if args.tiktoken else None
-        base = best_time(lambda: enc.encode(prose, disallowed_special=()), args.rounds)
-        tk_base = best_time(lambda: tk.encode(prose, disallowed_special=()), args.rounds) if tk else 0.0
+        base = best_time(lambda: enc.encode(prose, disallowed_special=()), args.rounds, clock)
+        tk_base = best_time(lambda: tk.encode(prose, disallowed_special=()), args.rounds, clock) if tk else 0.0
         for kind in ["benign"] + args.kinds:
             text = prose if kind == "benign" else HOSTILE[kind](size)
             n = len(text.encode("utf-8", "surrogatepass"))
-            t = best_time(lambda: enc.encode(text, disallowed_special=()), args.rounds) * size / n
+            t = best_time(lambda: enc.encode(text, disallowed_special=()), args.rounds, clock) * size / n
             peak = peak_growth(lambda: enc.encode(text, disallowed_special=()))
             shown = f"{peak / n:.1f}" if peak is not None else "n/a"
             row = f"| {name} | {kind} | {t:.3f} | {t / base:.2f} | {shown} |"
@@ -95,7 +124,7 @@ def main() -> int:
                 if tk.encode(text, disallowed_special=()) != enc.encode(text, disallowed_special=()):
                     print(f"ids differ from tiktoken: {name} {kind}", file=sys.stderr)
                     return 1
-                tt = best_time(lambda: tk.encode(text, disallowed_special=()), 1) * size / n
+                tt = best_time(lambda: tk.encode(text, disallowed_special=()), 1, clock) * size / n
                 row += f" {tt:.3f} | {tt / tk_base:.2f} |"
             print(row, flush=True)
     return 0

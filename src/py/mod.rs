@@ -2,6 +2,7 @@
 
 mod encoder;
 mod pairbpe;
+mod text;
 mod train;
 
 use crate::error::Error;
@@ -61,6 +62,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<pairbpe::PairBPE>()?;
     m.add("PAIR_DROP", crate::pairbpe::DROP)?;
     m.add_function(wrap_pyfunction!(pairbpe::pair_merge_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(text::fix_surrogates, m)?)?;
     m.add_class::<train::WordCounter>()?;
     m.add_class::<train::PyWordCounts>()?;
     m.add_function(wrap_pyfunction!(train::learn_merges, m)?)?;
