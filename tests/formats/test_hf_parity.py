@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 
 import pytest
-from bpekit import Tokenizer
 from bpekit.patterns import PATTERNS
 from bpekit.pipeline import pre_tokenizers
 from bpekit.pipeline.byte_level import to_chars
@@ -17,17 +16,8 @@ from datapaths import DATA, corpus_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-NEOX = DATA / "hf" / "gpt-neox-20b.tokenizer.json"
 FULL = os.environ.get("BPEKIT_FULL_PARITY") == "1"
 LINES_PER_FILE = 8
-
-
-@pytest.fixture(scope="module")
-def neox():
-    tokenizers = pytest.importorskip("tokenizers")
-    if not NEOX.is_file():
-        pytest.skip(f"{NEOX} not found (set BPEKIT_TEST_DATA)")
-    return Tokenizer.from_file(NEOX), tokenizers.Tokenizer.from_file(str(NEOX))
 
 
 def corpus_lines() -> list[str]:

@@ -8,7 +8,7 @@ import os
 import random
 
 import pytest
-from bpekit import Tokenizer, _core
+from bpekit import _core
 from bpekit.errors import VocabError
 from bpekit.pipeline.byte_level import BYTE_TO_CHAR, GPT2_PATTERN, to_chars
 from bpekit.pipeline.fast import core_model
@@ -18,7 +18,6 @@ from datapaths import DATA, corpus_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-NEOX = DATA / "hf" / "gpt-neox-20b.tokenizer.json"
 FULL = os.environ.get("BPEKIT_FULL_PARITY") == "1"
 ALPHABET = "ab c\u00e9\n"
 
@@ -81,14 +80,6 @@ def test_bad_input_raises_typed_errors():
         _core.PairBPE([0] * 10, [], GPT2_PATTERN)
     with pytest.raises(VocabError, match="repeats merge 0"):
         _core.PairBPE(list(range(256)), [(1, 2, 300), (1, 2, 301)], GPT2_PATTERN)
-
-
-@pytest.fixture(scope="module")
-def neox():
-    tokenizers = pytest.importorskip("tokenizers")
-    if not NEOX.is_file():
-        pytest.skip(f"{NEOX} not found (set BPEKIT_TEST_DATA)")
-    return Tokenizer.from_file(NEOX), tokenizers.Tokenizer.from_file(str(NEOX))
 
 
 def sample_texts() -> list[str]:
