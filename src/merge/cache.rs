@@ -219,4 +219,28 @@ mod tests {
         assert_eq!(c.get(b"piece1999"), None);
         assert_eq!(c.get(b"x"), Some(&[5][..]));
     }
+
+    #[test]
+    fn keys_of_every_length_up_to_the_limit() {
+        let mut c = PieceCache::default();
+        let cap = 1 << 20;
+        let keys: Vec<Vec<u8>> = (1..=MAX_CACHED_PIECE)
+            .flat_map(|n| [vec![b'x'; n], (1..=n as u8).collect(), vec![0u8; n]])
+            .collect();
+        for (i, k) in keys.iter().enumerate() {
+            let ids: Vec<Rank> = (0..(i % 7) as Rank + 1).map(|j| j * 1000 + i as Rank).collect();
+            c.insert(k, &ids, cap);
+        }
+        for (i, k) in keys.iter().enumerate() {
+            let ids: Vec<Rank> = (0..(i % 7) as Rank + 1).map(|j| j * 1000 + i as Rank).collect();
+            assert_eq!(c.get(k), Some(&ids[..]), "{k:?}");
+            // the same bytes one shorter or with a zero byte more are other keys
+            let mut longer = k.clone();
+            longer.push(0);
+            if !keys.contains(&longer) {
+                assert_eq!(c.get(&longer), None, "{longer:?}");
+            }
+        }
+        assert_eq!(c.get(b""), None);
+    }
 }

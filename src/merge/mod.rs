@@ -140,6 +140,44 @@ mod tests {
     }
 
     #[test]
+    fn dispatch_at_the_edges() {
+        let mut r = toy();
+        r.insert(b"abcdabcdabcdabcdab".to_vec(), 300); // a token longer than 15 bytes
+        r.insert(b"abcdabcd".to_vec(), 301);
+        r.insert(b"abcdabcdabcdabcd".to_vec(), 302);
+        for n in [1, 2, 3, 15, 16, 17, 18, 62, 63, 64, 65, 130] {
+            for base in ["abcd", "a", "zab"] {
+                let piece: Vec<u8> = base.bytes().cycle().take(n).collect();
+                let mut want = vec![];
+                if n == 1 {
+                    want.push(r[&piece]);
+                } else {
+                    heap::encode_into(&r, usize::MAX, &piece, &mut want).unwrap();
+                }
+                let mut got = vec![];
+                byte_pair_encode_bounded(&r, usize::MAX, &piece, &mut got).unwrap();
+                assert_eq!(got, want, "{n} x {base}");
+                if n >= 2 {
+                    got.clear();
+                    small::encode_into(&r, &piece, &mut got).unwrap();
+                    assert_eq!(got, want, "small, {n} x {base}");
+                }
+            }
+        }
+        let mut out = vec![];
+        byte_pair_encode_bounded(&r, usize::MAX, b"abcdabcdabcdabcdab", &mut out).unwrap();
+        assert_eq!(out, vec![300]);
+        let mut missing = Ranks::default();
+        missing.insert(b"a".to_vec(), 0);
+        missing.insert(b"ab".to_vec(), 1);
+        let cases: [(&[u8], &[u8]); 3] = [(b"b", b"b"), (b"ab\xff", b"\xff"), (b"\xffab", b"\xff")];
+        for (piece, bad) in cases {
+            let err = byte_pair_encode_bounded(&missing, usize::MAX, piece, &mut out);
+            assert!(matches!(err, Err(Error::NoToken(ref b)) if b == bad), "{piece:?}");
+        }
+    }
+
+    #[test]
     fn missing_byte_is_an_error() {
         let mut r = Ranks::default();
         r.insert(b"a".to_vec(), 0);
