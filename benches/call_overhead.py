@@ -19,9 +19,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import corpora  # noqa: E402
-
-import bpekit  # noqa: E402
+import bpekit
+import corpora
 
 
 def texts() -> dict[str, str]:
@@ -29,7 +28,7 @@ def texts() -> dict[str, str]:
     return {"empty": "", "10 B": "Hello, wor", "200 B": para, "2 kB": (para * 11)[:2000]}
 
 
-def per_call(fn, text: str, number: int, repeat: int) -> float:  # noqa: ANN001
+def per_call(fn, text: str, number: int, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()

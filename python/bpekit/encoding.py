@@ -94,6 +94,9 @@ class Encoding:
         self._special_tokens = dict(special_tokens)
         self._ranks_cache = mergeable_ranks
         max_ordinary = core.max_rank() or 0
+        if type(self).encode_ordinary is Encoding.encode_ordinary:  # not overridden by a subclass
+            # the same checks, result and errors as the method, less one Python call (~0.08 µs)
+            self.encode_ordinary = core.encode_ordinary_str  # type: ignore[method-assign]
         self.max_token_value = max(max_ordinary, max(special_tokens.values(), default=0))
 
     @property

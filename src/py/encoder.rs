@@ -140,7 +140,8 @@ impl CoreBPE {
 
     // ---- encoding, with the argument checks of `Encoding` (module `calls`) ----
 
-    /// `Encoding.encode_ordinary`.
+    /// Encodes text, treating special-token text as ordinary text (`Encoding.encode_ordinary`,
+    /// bound to each instance: it checks its argument as the Python method does).
     fn encode_ordinary_str<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
         let text = text_arg(text)?;
         let ids = encode_call(py, text.len(), || Ok(self.core.encode_ordinary(&text)?))?;
