@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import corpora  # noqa: I001 (first: importing bpekit resets sys.path)
 import bpekit
-import corpora
 
 
 def texts() -> dict[str, str]:
