@@ -88,7 +88,8 @@ def main() -> int:
 
 
 def write_python_seeds(data: Path, rank_heads: list[bytes]) -> None:
-    """Seeds of fuzz/python/parsers.py: rank text, minbpe and SentencePiece models, bpekit JSON."""
+    """Seeds of fuzz/python/parsers.py: rank text, minbpe and SentencePiece models, bpekit JSON,
+    small tokenizer.json and GGUF files."""
     sys.path.insert(0, str(ROOT.parent / "python"))
     import bpekit
 
@@ -154,9 +155,9 @@ def small_gguf(gf):  # type: ignore[no-untyped-def]
         if pre + key in kv:
             kv[pre + key].value = [kv[pre + key].value[i] for i in keep]
     if pre + "merges" in kv:
-        tokens = set(kv[pre + "tokens"].value)
+        kept = set(kv[pre + "tokens"].value)
         kv[pre + "merges"].value = [
-            m for m in kv[pre + "merges"].value if all(p in tokens for p in (*m.split(" ", 1), m.replace(" ", "", 1)))
+            m for m in kv[pre + "merges"].value if all(p in kept for p in (*m.split(" ", 1), m.replace(" ", "", 1)))
         ]
     for v in kv.values():
         if v.type == container.STRING:
