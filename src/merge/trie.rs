@@ -125,11 +125,9 @@ impl Trie {
         let mut seen = [false; 256];
         all.iter().for_each(|&b| seen[b as usize] = true);
         let mut m = 0;
-        for b in 0..256 {
-            if seen[b] {
-                trie.code[b] = m;
-                m += 1;
-            }
+        for (code, _) in trie.code.iter_mut().zip(seen).filter(|(_, s)| *s) {
+            *code = m;
+            m += 1;
         }
         trie.width = m as usize + 1;
         trie.code.iter_mut().zip(seen).filter(|(_, s)| !s).for_each(|(c, _)| *c = m);
