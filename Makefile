@@ -37,16 +37,24 @@ lint:  ## clippy with warnings as errors, without and with the Python bindings
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= pretokenize round_trip merges rankfile specials
+FUZZ_PY_TARGETS ?= tiktoken minbpe sentencepiece json hf gguf
 FUZZ_SANITIZER ?= none
 # Per target (see docs/reliability.md): the differential targets (pretokenize, round_trip, merges)
 # cost grows with the input, so -max_len 256, and they are built without comparison tracing
-# (--no-trace-compares, 2.4x the exec/s; their seeds are real text) in target/notc; the parsers
-# (rankfile 4096, specials 512) keep it, it is what lets libFuzzer guess numbers and delimiters.
-fuzz:  ## run every cargo-fuzz target FUZZ_SECONDS each (nightly + cargo-fuzz; seeds from fuzz/make_corpus.py)
+# (--no-trace-compares, 2.4x the exec/s; their seeds are real text) in target/notc; so is
+# specials (max_len 512): its bytes map onto a five-letter alphabet, so comparison tracing has
+# little to find. The rank-file parser (4096) keeps it: it lets libFuzzer guess digits and tabs.
+# The Python parsers (atheris, fuzz/python/parsers.py) run one after the other, each input
+# limited to 10 s and the process to 2 GB; FUZZ_PY_TARGETS= skips them.
+fuzz:  ## run every cargo-fuzz and atheris target FUZZ_SECONDS each (nightly + cargo-fuzz, atheris; seeds from fuzz/make_corpus.py)
 	python fuzz/make_corpus.py
 	cd fuzz && for t in $(FUZZ_TARGETS); do \
-		case $$t in rankfile) ml=4096 fl="";; specials) ml=512 fl="";; \
+		case $$t in rankfile) ml=4096 fl="";; specials) ml=512 fl="--no-trace-compares --target-dir target/notc";; \
 			*) ml=256 fl="--no-trace-compares --target-dir target/notc";; esac; \
 		cargo +nightly fuzz run --sanitizer $(FUZZ_SANITIZER) $$fl $$t corpus/$$t -- -max_len=$$ml \
 			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -print_final_stats=1 || exit 1; \
+	done
+	mkdir -p fuzz/artifacts; for t in $(FUZZ_PY_TARGETS); do \
+		python fuzz/python/parsers.py $$t -timeout=10 -rss_limit_mb=2048 -max_total_time=$(FUZZ_SECONDS) \
+			-print_final_stats=1 -artifact_prefix=fuzz/artifacts/py_$$t- fuzz/corpus/py_$$t || exit 1; \
 	done

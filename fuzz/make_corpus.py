@@ -3,6 +3,9 @@
 Each seed is a selector byte (which pattern, encoder or vocabulary the target uses) followed by a
 slice of real text: English, a stride of the Tatoeba languages and Bible translations, Python
 sources, and a few hostile strings. The rank-file target gets the heads of the real rank files.
+The Python parsers get real files made small: a few hundred tokens of the GPT-NeoX
+tokenizer.json and of each llama.cpp GGUF vocabulary (merges kept where their tokens are), the
+Hugging Face documents bpekit makes of those GGUF vocabularies, and GGUF headers cut short.
 The data is read in place from $BPEKIT_TEST_DATA (default ../shared/data); nothing is copied
 into git. Usage: python fuzz/make_corpus.py [--slices-per-file N]
 """
@@ -85,7 +88,8 @@ def main() -> int:
 
 
 def write_python_seeds(data: Path, rank_heads: list[bytes]) -> None:
-    """Seeds of fuzz/python/parsers.py: rank text, minbpe and SentencePiece models, bpekit JSON."""
+    """Seeds of fuzz/python/parsers.py: rank text, minbpe and SentencePiece models, bpekit JSON,
+    small tokenizer.json and GGUF files."""
     sys.path.insert(0, str(ROOT.parent / "python"))
     import bpekit
 
@@ -97,6 +101,68 @@ def write_python_seeds(data: Path, rank_heads: list[bytes]) -> None:
     write("py_json", [json.dumps(tok.to_dict()).encode()])
     minbpe = "\n0\n97 98\n256 99\n32 256\n"
     write("py_minbpe", [minbpe.encode(), b"\n1\n<|x|> 259\n97 98\n"])
+    from bpekit.formats.gguf import GGUFVocab, container, to_hf
+
+    gguf_seeds, hf_seeds = [], [small_hf(data / "hf" / "gpt-neox-20b.tokenizer.json", n) for n in (40, 120)]
+    for path in sorted((data / "gguf").glob("*.gguf")):
+        raw = path.read_bytes()
+        gguf_seeds.append(raw[:3000])  # declares arrays far longer than the bytes left
+        gf = container.parse(raw, path.name)
+        small = container.serialize(small_gguf(gf))
+        gguf_seeds.append(small)
+        vocab = GGUFVocab.from_file(container.parse(small), path.name)
+        if vocab.model == "gpt2":
+            hf_seeds.append(json.dumps(to_hf.tokenizer_json(vocab), ensure_ascii=False).encode())
+    write("py_gguf", gguf_seeds)
+    write("py_hf", hf_seeds)
+
+
+def small_hf(path: Path, n: int) -> bytes:
+    """The tokenizer.json at ``path`` with the tokens of id < n and the merges among them."""
+    doc = json.loads(path.read_bytes())
+    vocab = {t: i for t, i in doc["model"]["vocab"].items() if i < n}
+    merges = [m for m in doc["model"]["merges"] if all(p in vocab for p in (*m.split(" "), m.replace(" ", "")))]
+    doc["model"].update(vocab=vocab, merges=merges)
+    doc["added_tokens"] = [t for t in doc["added_tokens"] if t["id"] < n]
+    return json.dumps(doc, indent=2, ensure_ascii=False).encode()
+
+
+def small_gguf(gf):  # type: ignore[no-untyped-def]
+    """A GGUF vocabulary made small (a parse with a build of the tokenizer takes milliseconds in
+    the fuzzer, proportional to the pairs and tokens): the tokenizer keys and the architecture
+    only, about 60 tokens (byte-level: the first 40 and those of the first 10 merges;
+    SentencePiece-style: <unk> <s> </s> and the pieces after the 256 bytes), renumbered, the
+    special tokens after them, the merges among them, strings cut to 200 characters."""
+    from bpekit.formats.gguf import container
+
+    pre = "tokenizer.ggml."
+    kv = gf.kv = {k: v for k, v in gf.kv.items() if k.startswith("tokenizer.") or k == "general.architecture"}
+    tokens = kv[pre + "tokens"].value
+    if gf.get(pre + "model") == "llama":
+        keep = [0, 1, 2, *range(259, 319)]
+    else:
+        index = {t: i for i, t in enumerate(tokens)}
+        firsts = [t for m in kv[pre + "merges"].value[:10] for t in (*m.split(" ", 1), m.replace(" ", "", 1))]
+        keep = sorted(set(range(40)) | {index[t] for t in firsts if t in index})
+    new_id = {old: new for new, old in enumerate(keep)}
+    for key, v in kv.items():
+        if key.startswith(pre) and key.endswith("_token_id"):
+            if v.value not in new_id:
+                new_id[v.value] = len(keep)
+                keep.append(v.value)
+            v.value = new_id[v.value]
+    for key in ("tokens", "scores", "token_type"):
+        if pre + key in kv:
+            kv[pre + key].value = [kv[pre + key].value[i] for i in keep]
+    if pre + "merges" in kv:
+        kept = set(kv[pre + "tokens"].value)
+        kv[pre + "merges"].value = [
+            m for m in kv[pre + "merges"].value if all(p in kept for p in (*m.split(" ", 1), m.replace(" ", "", 1)))
+        ]
+    for v in kv.values():
+        if v.type == container.STRING:
+            v.value = v.value[:200]
+    return gf
 
 
 if __name__ == "__main__":

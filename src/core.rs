@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// Tables for sub-vocabularies built so far (at most this many).
 const MAX_PARTIAL: usize = 4;
 /// A sub-vocabulary is only worth its own tables if it has at most 1/this of the tokens.
-const PARTIAL_FRACTION: usize = 8;
+const PARTIAL_FRACTION: usize = 2;
+/// Pieces at least this long look for sub-vocabulary tables even when the full ones exist.
+const PARTIAL_FIRST: usize = 4 << 10;
 /// Long-piece bytes after which a table for a small sub-vocabulary is built.
 const PARTIAL_BUILD_AFTER: usize = 16 << 10;
 
@@ -109,11 +111,17 @@ impl CoreBpe {
     /// The linear merge's tables if `piece` should use them. The full tables are built once
     /// `LINEAR_BUILD_AFTER` bytes of long pieces have been seen (this one included), so a few
     /// long pieces never pay for the build, and a flood of them pays at most about twice.
-    /// Before that, after `PARTIAL_BUILD_AFTER` bytes, a piece made of few distinct bytes gets
-    /// tables for just the tokens over its bytes (a few ms instead of 0.2 s for o200k).
+    /// Before that, after `PARTIAL_BUILD_AFTER` bytes, a piece whose bytes cover at most
+    /// 1/`PARTIAL_FRACTION` of the vocabulary gets tables for just the tokens over its bytes
+    /// (their build costs in proportion to those tokens: a few ms). Pieces of `PARTIAL_FIRST`
+    /// bytes or more use such tables even when the full ones exist: they are smaller, so the
+    /// merge's random accesses stay in cache.
     fn linear_for(&self, piece: &[u8]) -> Option<Arc<Backtrack>> {
-        if let Some(tables) = self.linear.get() {
-            return tables.clone();
+        let full = self.linear.get();
+        if let Some(tables) = full {
+            if piece.len() < PARTIAL_FIRST {
+                return tables.clone();
+            }
         }
         let set = ByteSet::of(piece);
         let mut partial = self.partial();
@@ -126,10 +134,9 @@ impl CoreBpe {
             && partial.too_big.len() < 2 * MAX_PARTIAL
             && !partial.too_big.iter().any(|s| set.contains(s))
         {
-            let ranks = self.ranks();
-            let n = ranks.keys().filter(|k| set.covers(k)).count();
-            if n * PARTIAL_FRACTION <= ranks.len() {
-                if let Some(t) = Backtrack::for_bytes(ranks, &set).map(Arc::new) {
+            let tokens = self.tokens_over(&set);
+            if tokens.len() * PARTIAL_FRACTION <= self.ranks().len() {
+                if let Some(t) = Backtrack::from_tokens(&tokens, &set).map(Arc::new) {
                     partial.built.push((set, t.clone()));
                     return Some(t);
                 }
@@ -137,10 +144,22 @@ impl CoreBpe {
             partial.too_big.push(set);
         }
         drop(partial);
+        if let Some(tables) = full {
+            return tables.clone();
+        }
         if seen < LINEAR_BUILD_AFTER {
             return None;
         }
-        self.linear.get_or_init(|| Backtrack::new(self.ranks()).map(Arc::new)).clone()
+        self.linear
+            .get_or_init(|| Backtrack::from_tokens(&self.tokens_over(&ByteSet::ALL), &ByteSet::ALL).map(Arc::new))
+            .clone()
+    }
+
+    /// The ordinary tokens made only of bytes in `set`, with their ranks, in rank order.
+    fn tokens_over(&self, set: &ByteSet) -> Vec<(Rank, &[u8])> {
+        (0..self.vocab.n_ids() as Rank)
+            .filter_map(|id| self.vocab.ordinary_bytes(id).filter(|b| set.covers(b)).map(|b| (id, b)))
+            .collect()
     }
 
     /// Whether the linear merge's tables are built (`Some(false)`: the vocabulary does not suit

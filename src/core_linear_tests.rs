@@ -31,8 +31,12 @@ fn linear_tables_are_built_only_after_enough_long_pieces() {
         None,
         "one 1.2 kB piece must not build the tables"
     );
-    // many distinct bytes: too many tokens for tables of its own bytes, so the full ones
-    let wide: String = (b'!'..=b'~').map(char::from).collect();
+    // many distinct bytes (ASCII, UTF-8 lead and continuation bytes): too many tokens for tables
+    // of its own bytes, so the full ones
+    let wide: String = (b'!'..=b'~')
+        .map(char::from)
+        .chain((0xC0..0x800).filter_map(char::from_u32))
+        .collect();
     let long = format!("aba{wide}").repeat(LINEAR_BUILD_AFTER / (3 + wide.len()) + 1);
     assert_eq!(
         bpe.encode_ordinary(&long).unwrap(),
@@ -85,4 +89,99 @@ fn pieces_of_few_bytes_get_tables_of_their_own_tokens() {
     assert_eq!(bpe.encode_ordinary(&abc).unwrap(), reference(&bpe, abc.as_bytes()));
     assert_eq!(bpe.partial_linear_tables(), 2);
     assert_eq!(bpe.clone().partial_linear_tables(), 2);
+}
+
+/// xorshift64*: deterministic test inputs.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
+    }
+
+    fn text(&mut self, alphabet: &[u8], n: usize) -> Vec<u8> {
+        (0..n).map(|_| alphabet[self.below(alphabet.len())]).collect()
+    }
+}
+
+/// The 256 bytes, then `n_merges` random merges of two earlier tokens over `alphabet` (a merge
+/// list in rank order, as BPE training makes one; repeated concatenations are skipped).
+fn random_ranks(rng: &mut Rng, alphabet: &[u8], n_merges: usize) -> Ranks {
+    let mut ranks: Ranks = (0..=255u8).map(|b| (vec![b], b as Rank)).collect();
+    let mut tokens: Vec<Vec<u8>> = alphabet.iter().map(|&b| vec![b]).collect();
+    for _ in 0..n_merges * 4 {
+        if ranks.len() >= 256 + n_merges {
+            break;
+        }
+        // favour short tokens, as real merge lists do
+        let pick = |rng: &mut Rng| rng.below(tokens.len()).min(rng.below(tokens.len()));
+        let joined = [tokens[pick(rng)].as_slice(), tokens[pick(rng)].as_slice()].concat();
+        if joined.len() <= 12 && !ranks.contains_key(&joined) {
+            ranks.insert(joined.clone(), ranks.len() as Rank);
+            tokens.push(joined);
+        }
+    }
+    ranks
+}
+
+#[test]
+fn sub_vocabulary_tables_agree_with_the_heap_on_random_vocabularies() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut checked = 0;
+    for round in 0..40 {
+        let alphabet = &b"abcdefghij"[..3 + round % 8];
+        let n_merges = 20 + rng.below(400);
+        let ranks = random_ranks(&mut rng, alphabet, n_merges);
+        let bpe = CoreBpe::new(ranks.clone(), vec![], r"\S+|\s+").unwrap();
+        // the whole alphabet and a part of it: different sub-vocabularies of one vocabulary
+        for sub in [alphabet, &alphabet[..2 + rng.below(alphabet.len() - 1)]] {
+            let Some(bt) = Backtrack::for_bytes(&ranks, &ByteSet::of(sub)) else { continue };
+            // short pieces, and one long enough for the memo to decide whether it pays
+            let long = 5_000 + rng.below(20_000);
+            for len in (1..200).step_by(7).chain([long]) {
+                let piece = rng.text(sub, len);
+                let mut got = vec![];
+                assert!(bt.encode_into(&piece, &mut got), "round {round}: no sequence");
+                assert_eq!(got, reference(&bpe, &piece), "round {round}, {len} bytes");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} pieces compared: the vocabularies were all refused");
+}
+
+#[test]
+fn every_threshold_gives_the_heap_merge() {
+    let mut rng = Rng(42);
+    let ranks = random_ranks(&mut rng, b"abcdefgh", 300);
+    let bpe = CoreBpe::new(ranks, vec![], r"\S+|\s+").unwrap();
+    let sizes = [
+        LINEAR_THRESHOLD - 1,
+        LINEAR_THRESHOLD,
+        PARTIAL_FIRST - 1,
+        PARTIAL_FIRST,
+        PARTIAL_BUILD_AFTER + 1,
+        LINEAR_BUILD_AFTER + 1,
+        3_000,
+        PARTIAL_FIRST + 1,
+    ];
+    let alphabets: [&[u8]; 3] = [b"abc", b"abcdefgh", b"defgh"];
+    for (i, &n) in sizes.iter().enumerate() {
+        let piece = rng.text(alphabets[i % 3], n);
+        let text = String::from_utf8(piece.clone()).unwrap();
+        assert_eq!(bpe.encode_ordinary(&text).unwrap(), reference(&bpe, &piece), "{n} bytes");
+    }
+    // "abcdefgh" has more than half the tokens: the full tables are tried after
+    // LINEAR_BUILD_AFTER bytes (a random merge list may be refused: then the heap merges);
+    // "defgh" and "abc" get tables of their own
+    assert_eq!(bpe.partial_linear_tables(), 2);
+    assert!(bpe.linear_tables().is_some(), "the full tables were never tried");
+    // with the full tables decided, a long piece over a new byte set still gets tables of its own
+    let long = rng.text(b"xyz", PARTIAL_FIRST);
+    let text = String::from_utf8(long.clone()).unwrap();
+    assert_eq!(bpe.encode_ordinary(&text).unwrap(), reference(&bpe, &long));
+    assert_eq!(bpe.partial_linear_tables(), 3);
 }

@@ -229,17 +229,40 @@ pub fn specials(data: &[u8]) {
     }
     let text: Vec<u8> = it.map(letter).collect();
     let allowed: Vec<bool> = (0..tokens.len()).map(|i| (mask >> i) & 1 == 1).collect();
-    let sp = Specials::new(tokens.clone()).expect("non-empty specials");
-    let mut from = 0;
-    loop {
-        let got = sp.find_allowed(&text, from, &allowed);
-        let want = naive_find(&tokens, &text, from, &allowed);
-        assert_eq!(got, want, "specials {tokens:?} allowed {allowed:?} in {:?} from {from}", String::from_utf8_lossy(&text));
-        match got {
-            Some(f) => from = f.end,
-            None => break,
+    with_specials(&tokens, |sp| {
+        let mut from = 0;
+        loop {
+            let got = sp.find_allowed(&text, from, &allowed);
+            let want = naive_find(&tokens, &text, from, &allowed);
+            assert_eq!(got, want, "specials {tokens:?} allowed {allowed:?} in {:?} from {from}", String::from_utf8_lossy(&text));
+            match got {
+                Some(f) => from = f.end,
+                None => break,
+            }
         }
+    });
+}
+
+/// Runs `f` on the `Specials` of `tokens`, built once per distinct token list (per thread) and
+/// kept: building the Aho-Corasick automaton (and its prefilter) was most of the target's time,
+/// and libFuzzer mostly mutates the text under an unchanged token list. There are at most
+/// 6 specials of 1–5 letters from 5, so the lists seen are few; the cache is cleared past 4096.
+fn with_specials(tokens: &[(String, Rank)], f: impl FnOnce(&Specials)) {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static BUILT: RefCell<HashMap<Vec<(String, Rank)>, Specials>> = RefCell::new(HashMap::new());
     }
+    BUILT.with(|built| {
+        let mut built = built.borrow_mut();
+        if !built.contains_key(tokens) {
+            if built.len() >= 4096 {
+                built.clear();
+            }
+            built.insert(tokens.to_vec(), Specials::new(tokens.to_vec()).expect("non-empty specials"));
+        }
+        f(&built[tokens]);
+    });
 }
 
 /// The specification of `find_allowed`: at the leftmost position where any special occurs, the
@@ -249,8 +272,9 @@ fn naive_find(tokens: &[(String, Rank)], text: &[u8], from: usize, allowed: &[bo
         return None;
     }
     for start in from..text.len() {
-        let here: Vec<usize> = (0..tokens.len()).filter(|&i| text[start..].starts_with(tokens[i].0.as_bytes())).collect();
-        let best = here.iter().copied().filter(|&i| allowed[i]).max_by_key(|&i| tokens[i].0.len());
+        let best = (0..tokens.len())
+            .filter(|&i| allowed[i] && text[start..].starts_with(tokens[i].0.as_bytes()))
+            .max_by_key(|&i| tokens[i].0.len());
         if let Some(i) = best {
             return Some(Found { start, end: start + tokens[i].0.len(), id: tokens[i].1 });
         }

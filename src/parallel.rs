@@ -13,9 +13,18 @@ fn pools() -> &'static Mutex<HashMap<usize, Arc<ThreadPool>>> {
     POOLS.get_or_init(Default::default)
 }
 
+/// The number of threads `n` asks for (`0` = one per core).
+pub fn thread_count(n: usize) -> usize {
+    if n == 0 {
+        std::thread::available_parallelism().map_or(1, |p| p.get())
+    } else {
+        n
+    }
+}
+
 /// The shared pool of `n` threads (`0` = one per core).
 pub fn pool(n: usize) -> Arc<ThreadPool> {
-    let n = if n == 0 { std::thread::available_parallelism().map_or(1, |p| p.get()) } else { n };
+    let n = thread_count(n);
     let mut map = pools().lock().unwrap_or_else(|e| e.into_inner());
     map.entry(n)
         .or_insert_with(|| {

@@ -13,7 +13,7 @@
 //! Tables (token ids are the ranks, so comparing ids compares merge priority):
 //! - `left`/`right` of `t`: the last merge that builds `t`, found in rank order as the first
 //!   (longest-left) split `l + r` along the chain of prefix tokens with `l, r < t` and `(l, r)`
-//!   valid; one-byte tokens split into themselves. [`Pairs`] maps `(l, r)` back to `t`.
+//!   valid; one-byte tokens split into themselves. [`Merges`](merges) maps `(l, r)` back to `t`.
 //! - `valid_pair(a, b)` unwinds the two merge trees (the right spine of `a`, the left spine of `b`)
 //!   in reverse merge order and fails if a merge across the boundary would come first.
 //! - `next_prefix` of `t`: its longest proper prefix token; the matcher is a [`Trie`].
@@ -22,7 +22,8 @@
 //! a token produced inside a longer piece always encodes to itself alone. If such a token *does*
 //! encode to itself with the reference merge, its merges are not in rank order, the theory above
 //! does not apply, and [`Backtrack::new`] returns `None` (the caller keeps the heap merge). The
-//! same happens without all 256 one-byte tokens, or with duplicate or very sparse ranks.
+//! same happens without a one-byte token for every byte the tables must cover, or with duplicate
+//! ranks. Inside, ids are local (0.. in rank order, see [`build`]); `encode_into` returns ranks.
 //!
 //! Performance notes. Measured on a shared 2-core x86 VM under load, so wall times drift by 2x
 //! within minutes: times are the minimum of 5 runs in CPU time, ratios come from interleaved runs
@@ -34,8 +35,8 @@
 //!   cl100k and o200k cost the same within 10%.
 //! - Where the time goes (random letters): `valid_pair` ~45% (1 call per byte, 2.6 pair probes per
 //!   call), the trie walk ~20%, the loop itself the rest. Measured wins: the bit filter in front
-//!   of the merge table ([`Pairs`]: 406M -> 281M instructions, 145 -> 80 ms on random letters);
-//!   one 16-byte record per token instead of three arrays; a direct table for the first two trie
+//!   of the merge table ([`Pairs`](super::pairs::Pairs): 406M -> 281M instructions, 145 -> 80 ms on random letters);
+//!   one record per token instead of three arrays; a direct table for the first two trie
 //!   levels (-30% trie instructions); a per-piece memo of `valid_pair` answers (-4% on random
 //!   letters, -16% on natural text); the open-addressing table instead of `FxHashMap` (-3%). An
 //!   8-byte sort key and labels taken from it in the trie build (-30% build time).
@@ -53,19 +54,35 @@
 //!   them ('a' x 1M, o200k, fresh encoder: first call 0.23 -> 0.04 s; see `core.rs`).
 //! - Versus the heap on natural pieces (several scripts, whitespace removed): 0.6–0.8x its time
 //!   from 64 bytes up, 1.0x at 32, 1.1x at 16 (so `LINEAR_THRESHOLD` is 64).
+//! - Third round (`src/PERFORMANCE.md`, "Long pieces, third round"): tables over a piece's own
+//!   bytes with dense local ids (o200k random letters, fresh encoder, 1 MB: first call 416 -> 108
+//!   ms, second 181 -> 102 ms), a 4K-entry memo that turns itself off, the token length from the
+//!   trie walk, `splits` apart from `chain`, and a dense table for merges of two one-byte tokens
+//!   ([`merges`]).
 
-use super::pairs::Pairs;
+mod build;
+mod byteset;
+mod merges;
+
+pub use byteset::ByteSet;
+
+use merges::Merges;
 use super::trie::{Trie, NONE};
-use super::{heap, Ranks};
+use super::Ranks;
 use crate::vocab::Rank;
 
-/// Tables of the backtracking merge for one vocabulary (built once, read-only afterwards).
+/// Tables of the backtracking merge for one vocabulary or sub-vocabulary (built once, read-only
+/// afterwards). Token ids inside are local (see [`build`]); `encode_into` returns ranks.
 #[derive(Clone)]
 pub struct Backtrack {
     trie: Trie,
-    /// Per token id (= rank); a hole has `left == NONE` and `len == 0`.
-    toks: Vec<Tok>,
-    pairs: Pairs,
+    /// Per local id (two arrays: `valid_pair` reads only `splits`, so its working set is half
+    /// that of one 16-byte record per token).
+    splits: Vec<Split>,
+    chain: Vec<Chain>,
+    pairs: Merges,
+    /// The rank of each local id (empty when local ids are the ranks).
+    global: Vec<Rank>,
     /// How many tokens are left out because BPE cannot produce them.
     pub excluded: usize,
 }
@@ -73,38 +90,41 @@ pub struct Backtrack {
 impl std::fmt::Debug for Backtrack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Backtrack")
-            .field("ids", &self.toks.len())
+            .field("ids", &self.chain.len())
             .field("excluded", &self.excluded)
             .finish_non_exhaustive()
     }
 }
 
-/// What the encoder needs about one token, in one 16-byte record (one cache miss, not three).
+/// The last merge building a token (`left == right == id` for one byte; `NONE` if none): all
+/// that `valid_pair` reads, 8 bytes per token.
 #[derive(Clone, Copy, Debug)]
-struct Tok {
-    /// The last merge building this token (`left == right == id` for one byte; `NONE` if none).
+struct Split {
     left: u32,
     right: u32,
+}
+
+/// What the encoder reads when it tries a shorter token or backtracks.
+#[derive(Clone, Copy, Debug)]
+struct Chain {
     /// The longest proper prefix token, or `NONE`.
     next_prefix: u32,
     len: u32,
 }
 
-const NO_TOK: Tok = Tok {
+const NO_SPLIT: Split = Split {
     left: NONE,
     right: NONE,
-    next_prefix: NONE,
-    len: 0,
 };
 
-/// Whether BPE of `bytes(a) + bytes(b)` is `[a, b]`, given the merge trees in `toks`/`pairs`.
+/// Whether BPE of `bytes(a) + bytes(b)` is `[a, b]`, given the merge trees in `toks` and `pairs`.
 ///
 /// Undo the merges of `a`'s right spine and `b`'s left spine, latest first (the larger id; on a
 /// tie `b`'s, since equal ranks merge leftmost first). `limit` is the rank of the merge just
 /// undone: a merge across the boundary with a smaller rank (or equal, left of `b`'s) would have
 /// happened before it, so the pair is invalid.
 #[inline]
-fn valid_pair(pairs: &Pairs, toks: &[Tok], mut a: u32, mut b: u32) -> bool {
+fn valid_pair(pairs: &Merges, toks: &[Split], mut a: u32, mut b: u32) -> bool {
     let mut limit = u32::MAX;
     let mut a_right = toks[a as usize].right;
     let mut b_left = toks[b as usize].left;
@@ -142,104 +162,29 @@ impl Backtrack {
     /// pieces whose bytes are all in `set` (no merge of such a piece can produce another token),
     /// and cost time in proportion to those tokens (`'a' x 1M` needs a handful, not 200k).
     pub fn for_bytes(ranks: &Ranks, set: &ByteSet) -> Option<Backtrack> {
-        // Ids are the ranks themselves; a hole is an empty token. Very sparse ranks are refused.
-        let n = ranks.values().max().map_or(0, |&m| m as usize + 1);
-        if n > 2 * ranks.len() + 1024 || n > 1 << 31 {
-            return None;
-        }
-        let mut slot: Vec<Option<&[u8]>> = vec![None; n];
-        let mut kept = 0;
-        for (bytes, &r) in ranks {
-            if bytes.is_empty() || slot[r as usize].is_some() {
-                return None;
-            }
-            if set.covers(bytes) {
-                slot[r as usize] = Some(bytes);
-                kept += 1;
-            }
-        }
-        let mut all = Vec::with_capacity(ranks.keys().map(Vec::len).sum());
-        let mut start = Vec::with_capacity(n + 1);
-        start.push(0u32);
-        for b in &slot {
-            all.extend_from_slice(b.unwrap_or_default());
-            start.push(u32::try_from(all.len()).ok()?);
-        }
-        let bytes = |t: u32| &all[start[t as usize] as usize..start[t as usize + 1] as usize];
-        let mut trie = Trie::new(&all, &start);
-        if (0..=255u8).any(|b| set.has(b) && trie.exact(&[b]) == NONE) {
-            return None;
-        }
-        // During the build `next_prefix` links every token, producible or not.
-        let mut toks: Vec<Tok> = (0..n as u32)
-            .map(|t| Tok {
-                len: bytes(t).len() as u32,
-                ..NO_TOK
-            })
+        let mut tokens: Vec<(Rank, &[u8])> = ranks
+            .iter()
+            .filter(|(b, _)| set.covers(b))
+            .map(|(b, &r)| (r, b.as_slice()))
             .collect();
-        for (tok, link) in toks.iter_mut().zip(trie.prefix_links()) {
-            tok.next_prefix = link;
-        }
-        let mut pairs = Pairs::new(kept);
-        let mut unsplit = Vec::new();
-        for t in 0..n as u32 {
-            let b = bytes(t);
-            match b.len() {
-                0 => continue,
-                1 => {
-                    (toks[t as usize].left, toks[t as usize].right) = (t, t);
-                    continue;
-                }
-                _ => {}
-            }
-            // First valid split along the prefix chain; tokens not processed yet (id > t) or
-            // left out still have no split.
-            let mut found = None;
-            let mut l = toks[t as usize].next_prefix;
-            while l != NONE && found.is_none() {
-                let Tok {
-                    left,
-                    next_prefix,
-                    len,
-                    ..
-                } = toks[l as usize];
-                if left != NONE {
-                    if let Some(&r) = ranks.get(&b[len as usize..]) {
-                        if toks[r as usize].left != NONE && valid_pair(&pairs, &toks, l, r) {
-                            found = Some((l, r));
-                        }
-                    }
-                }
-                l = next_prefix;
-            }
-            let Some((l, r)) = found else {
-                unsplit.push(t);
-                continue;
-            };
-            (toks[t as usize].left, toks[t as usize].right) = (l, r);
-            pairs.insert(l, r, t);
-        }
-        // A token with no split must not be producible; if the reference merge produces it, the
-        // vocabulary's merges are not in rank order.
-        let mut scratch = Vec::new();
-        for &t in &unsplit {
-            scratch.clear();
-            heap::encode_into(ranks, usize::MAX, bytes(t), &mut scratch).ok()?;
-            if scratch == [t] {
-                return None;
-            }
-            trie.remove(t);
-        }
-        for (tok, next) in toks.iter_mut().zip(trie.prefix_links()) {
-            tok.next_prefix = next;
-        }
-        trie.drop_build_tables();
-        Some(Backtrack {
-            trie,
-            toks,
-            pairs,
-            excluded: unsplit.len(),
-        })
+        tokens.sort_unstable_by_key(|t| t.0);
+        build::from_tokens(&tokens, set)
+    }
+
+    /// Builds the tables from `tokens` (rank, bytes) in increasing rank order: all the tokens of
+    /// the vocabulary made only of bytes in `set` (as [`Backtrack::for_bytes`] selects them);
+    /// `None` as for [`Backtrack::new`].
+    pub fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet) -> Option<Backtrack> {
+        build::from_tokens(tokens, set)
+    }
+
+    /// How many tokens the tables hold (producible or not).
+    pub fn len(&self) -> usize {
+        self.chain.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.chain.is_empty()
     }
 
     /// Encodes `piece` (non-empty) and appends its ids to `out`. Returns `false`, leaving `out`
@@ -252,26 +197,31 @@ impl Backtrack {
         let mut dead = vec![0u64; n / 64 + 1];
         let mut memo = Memo::new(n);
         let mut pos = 0;
-        let mut cand = self.trie.longest_prefix(piece);
+        // `cand_len` is the length of `cand` (from the trie walk or the token's record).
+        let (mut cand, mut cand_len) = self.trie.longest_prefix_len(piece);
         loop {
             if cand == NONE {
                 out.truncate(base);
                 return false;
             }
-            let end = pos + self.toks[cand as usize].len as usize;
+            let end = pos + cand_len;
             let alive = dead[end / 64] & (1 << (end % 64)) == 0;
             if alive && (out.len() == base || memo.valid_pair(self, out[out.len() - 1], cand)) {
                 out.push(cand);
                 pos = end;
                 if pos == n {
+                    if !self.global.is_empty() {
+                        out[base..].iter_mut().for_each(|t| *t = self.global[*t as usize]);
+                    }
                     return true;
                 }
-                cand = self.trie.longest_prefix(&piece[pos..]);
+                (cand, cand_len) = self.trie.longest_prefix_len(&piece[pos..]);
                 continue;
             }
-            let shorter = self.toks[cand as usize].next_prefix;
+            let shorter = self.chain[cand as usize].next_prefix;
             if shorter != NONE {
                 cand = shorter;
+                cand_len = self.chain[cand as usize].len as usize;
                 continue;
             }
             // Nothing fits at `pos` after the tokens so far: `pos` is dead, undo the last token.
@@ -280,75 +230,68 @@ impl Backtrack {
                 return false;
             }
             cand = out.pop().unwrap_or(NONE);
-            pos -= self.toks[cand as usize].len as usize;
+            cand_len = self.chain[cand as usize].len as usize;
+            pos -= cand_len;
         }
     }
 
     /// Approximate heap memory of the tables.
     pub fn memory_bytes(&self) -> usize {
-        self.trie.memory_bytes() + self.toks.len() * 16 + self.pairs.memory_bytes()
-    }
-}
-
-/// A set of byte values (the bytes a piece is made of).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ByteSet([u64; 4]);
-
-impl ByteSet {
-    pub const ALL: ByteSet = ByteSet([u64::MAX; 4]);
-
-    /// The bytes of `piece`.
-    pub fn of(piece: &[u8]) -> ByteSet {
-        let mut s = [0u64; 4];
-        for &b in piece {
-            s[b as usize >> 6] |= 1 << (b & 63);
-        }
-        ByteSet(s)
-    }
-
-    pub fn has(&self, b: u8) -> bool {
-        self.0[b as usize >> 6] & (1 << (b & 63)) != 0
-    }
-
-    /// Whether every byte of `bytes` is in the set.
-    pub fn covers(&self, bytes: &[u8]) -> bool {
-        bytes.iter().all(|&b| self.has(b))
-    }
-
-    /// Whether `self` holds every byte of `other`.
-    pub fn contains(&self, other: &ByteSet) -> bool {
-        self.0.iter().zip(&other.0).all(|(a, b)| b & !a == 0)
+        self.trie.memory_bytes()
+            + self.chain.len() * 16
+            + self.pairs.memory_bytes()
+            + self.global.len() * 4
     }
 }
 
 /// A small direct-mapped cache of `valid_pair` answers for one piece.
 ///
-/// Performance note: `valid_pair` is half the merge's instructions and natural text asks about the
-/// same pairs often: the memo saves 16% of all instructions on English without spaces (4% on
-/// random letters). Entries are `a << 32 | b` with the answer in bit 63 (ids are below 2^31).
+/// Performance notes: `valid_pair` is half the merge's instructions and natural text asks about
+/// the same pairs often: the memo saves 16% of all instructions on English without spaces. Random
+/// letters almost never repeat a pair, so there the memo was a cache miss per candidate (58% of
+/// the merge's samples at 64K entries): it has 4K entries (32 kB), and it turns itself off when
+/// fewer than 1 in 8 of the first `PROBE` lookups hit. Entries are `a << 32 | b` with the answer in
+/// bit 63 (ids are below 2^31).
 struct Memo {
     slots: Vec<u64>,
     shift: u32,
+    hits: u32,
+    misses: u32,
+    on: bool,
 }
+
+/// Lookups after which the memo decides whether it pays.
+const PROBE: u32 = 4096;
 
 impl Memo {
     fn new(piece_len: usize) -> Memo {
-        let len = piece_len.next_power_of_two().clamp(256, 1 << 16);
+        let len = piece_len.next_power_of_two().clamp(256, 1 << 12);
         Memo {
             slots: vec![u64::MAX; len],
             shift: 64 - len.trailing_zeros(),
+            hits: 0,
+            misses: 0,
+            on: true,
         }
     }
 
     #[inline(always)]
     fn valid_pair(&mut self, bt: &Backtrack, a: u32, b: u32) -> bool {
+        if !self.on {
+            return valid_pair(&bt.pairs, &bt.splits, a, b);
+        }
         let key = ((a as u64) << 32) | b as u64;
         let i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
         let e = self.slots[i];
         if e & !(1 << 63) == key {
+            self.hits += 1;
             return e >> 63 == 1;
         }
-        let valid = valid_pair(&bt.pairs, &bt.toks, a, b);
+        self.misses += 1;
+        if self.misses == PROBE {
+            self.on = self.hits >= PROBE / 8;
+        }
+        let valid = valid_pair(&bt.pairs, &bt.splits, a, b);
         self.slots[i] = key | (valid as u64) << 63;
         valid
     }

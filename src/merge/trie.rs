@@ -3,7 +3,7 @@
 //!
 //! Built breadth-first from the tokens sorted by bytes, so the children of a node are consecutive
 //! node ids and their edge bytes form one sorted slice: no per-node allocation, O(total bytes) to
-//! build. The first two levels are direct tables (256 and 65,536 entries).
+//! build. The first two levels are direct tables (256 entries, and one per pair of the bytes in use).
 //!
 //! Performance note: a walk costs one short scan per input byte over a contiguous label slice.
 //! Building it for o200k (200k tokens, 1.3 MB of bytes) is a sort plus one linear pass; an
@@ -22,7 +22,10 @@ struct Node {
 #[derive(Debug, Clone)]
 pub struct Trie {
     root: [u32; 256],
-    /// The node of each two-byte prefix `b0 << 8 | b1`, or `NONE`.
+    /// A dense code for each byte that occurs in the tokens (`width - 1` for the others).
+    code: [u16; 256],
+    width: usize,
+    /// The node of each two-byte prefix, at `code[b0] * width + code[b1]`, or `NONE`.
     two: Vec<u32>,
     nodes: Vec<Node>,
     /// `labels[v]` is the byte on the edge into node `v`.
@@ -73,7 +76,9 @@ impl Trie {
         };
         let mut trie = Trie {
             root: [NONE; 256],
-            two: vec![NONE; 1 << 16],
+            code: [0; 256],
+            width: 0,
+            two: Vec::new(),
             nodes: vec![empty],
             labels: vec![0],
             parents: vec![NONE],
@@ -115,6 +120,18 @@ impl Trie {
             }
             v += 1;
         }
+        // Codes for the bytes in use keep `two` small for a sub-vocabulary: 27 x 27 entries for
+        // lowercase letters instead of 256 x 256, so it stays in L1.
+        let mut seen = [false; 256];
+        all.iter().for_each(|&b| seen[b as usize] = true);
+        let mut m = 0;
+        for (code, _) in trie.code.iter_mut().zip(seen).filter(|(_, s)| *s) {
+            *code = m;
+            m += 1;
+        }
+        trie.width = m as usize + 1;
+        trie.code.iter_mut().zip(seen).filter(|(_, s)| !s).for_each(|(c, _)| *c = m);
+        trie.two = vec![NONE; trie.width * trie.width];
         for b0 in 0..256 {
             let v1 = trie.root[b0];
             if v1 != NONE {
@@ -124,11 +141,17 @@ impl Trie {
                     ..
                 } = trie.nodes[v1 as usize];
                 for v2 in first_child..first_child + n_children {
-                    trie.two[b0 << 8 | trie.labels[v2 as usize] as usize] = v2;
+                    let i = trie.two_index(b0 as u8, trie.labels[v2 as usize]);
+                    trie.two[i] = v2;
                 }
             }
         }
         trie
+    }
+
+    #[inline(always)]
+    fn two_index(&self, b0: u8, b1: u8) -> usize {
+        self.code[b0 as usize] as usize * self.width + self.code[b1 as usize] as usize
     }
 
     #[inline(always)]
@@ -147,29 +170,36 @@ impl Trie {
     /// The longest token that is a prefix of `text`, or `NONE`.
     #[inline]
     pub fn longest_prefix(&self, text: &[u8]) -> u32 {
-        let Some(&b0) = text.first() else { return NONE };
+        self.longest_prefix_len(text).0
+    }
+
+    /// The longest token that is a prefix of `text` and its length in bytes, or `(NONE, 0)`.
+    /// (The length comes from the walk: the merge needs no load of the token's record.)
+    #[inline]
+    pub fn longest_prefix_len(&self, text: &[u8]) -> (u32, usize) {
+        let Some(&b0) = text.first() else { return (NONE, 0) };
         let v1 = self.root[b0 as usize];
         if v1 == NONE {
-            return NONE;
+            return (NONE, 0);
         }
-        let mut best = self.nodes[v1 as usize].token;
+        let mut best = (self.nodes[v1 as usize].token, 1);
         let Some(&b1) = text.get(1) else { return best };
-        let mut v = self.two[(b0 as usize) << 8 | b1 as usize];
+        let mut v = self.two[self.two_index(b0, b1)];
         if v == NONE {
             return best;
         }
         let t = self.nodes[v as usize].token;
         if t != NONE {
-            best = t;
+            best = (t, 2);
         }
-        for &b in &text[2..] {
+        for (i, &b) in text[2..].iter().enumerate() {
             v = self.child(v, b);
             if v == NONE {
                 break;
             }
             let t = self.nodes[v as usize].token;
             if t != NONE {
-                best = t;
+                best = (t, i + 3);
             }
         }
         best

@@ -1,5 +1,8 @@
 //! `bpekit._core.CoreBPE`: the Rust encoder as seen from Python (`bpekit.Encoding` wraps it).
 
+use super::batch::encode_lists;
+use super::calls::{batch_items, batch_texts, encode_call, text_arg, threads_arg, Fail};
+use super::ints::IdInts;
 use super::{run, to_py_err};
 use crate::core::CoreBpe;
 use crate::merge::Ranks;
@@ -7,7 +10,7 @@ use crate::parallel;
 use crate::vocab::Rank;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyList};
 use std::collections::HashMap;
 
 /// One flat array of ids and the offsets where each text's ids start (numpy, zero-copy).
@@ -18,12 +21,19 @@ pub struct CoreBPE {
     core: CoreBpe,
     /// special string -> its index in `core.specials.tokens` (for building allowed masks).
     special_index: HashMap<String, usize>,
+    /// The allowed masks "every special" and "none".
+    every: Vec<bool>,
+    none: Vec<bool>,
+    /// The Python int of each id (list output).
+    ints: IdInts,
 }
 
 impl From<CoreBpe> for CoreBPE {
     fn from(core: CoreBpe) -> Self {
         let special_index = core.specials.tokens.iter().enumerate().map(|(i, (s, _))| (s.clone(), i)).collect();
-        CoreBPE { core, special_index }
+        let n = core.specials.tokens.len();
+        let max_id = core.vocab.encoder.values().chain(core.specials.tokens.iter().map(|(_, id)| id)).copied().max();
+        CoreBPE { core, special_index, every: vec![true; n], none: vec![false; n], ints: IdInts::new(max_id) }
     }
 }
 
@@ -46,6 +56,18 @@ fn ranks_to_dict<'py>(py: Python<'py>, ranks: &Ranks) -> PyResult<Bound<'py, PyD
 }
 
 impl CoreBPE {
+    /// `encode` under tiktoken's default policy (`refuse`: any special token in the text is an
+    /// error, else none is matched) or with every special token allowed.
+    fn encode_policy(&self, text: &str, refuse: bool) -> Result<Vec<Rank>, Fail> {
+        if !refuse {
+            return Ok(self.core.encode(text, &self.every)?.0);
+        }
+        if let Some(f) = self.core.specials.find_allowed(text.as_bytes(), 0, &self.every) {
+            return Err(Fail::Special(text[f.start..f.end].to_string()));
+        }
+        Ok(self.core.encode_ordinary(text)?)
+    }
+
     /// The mask of allowed specials: `None` = every special token, else the named ones.
     fn allowed(&self, allowed: Option<Vec<String>>) -> Vec<bool> {
         let n = self.core.specials.tokens.len();
@@ -116,7 +138,66 @@ impl CoreBPE {
         self.core.pretokenizer.pattern()
     }
 
-    // ---- encoding ----
+    // ---- encoding, with the argument checks of `Encoding` (module `calls`) ----
+
+    /// Encodes text, treating special-token text as ordinary text (`Encoding.encode_ordinary`,
+    /// bound to each instance: it checks its argument as the Python method does).
+    fn encode_ordinary_str<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let text = text_arg(text)?;
+        let ids = encode_call(py, text.len(), || Ok(self.core.encode_ordinary(&text)?))?;
+        self.ints.list(py, &ids)
+    }
+
+    /// `Encoding.encode` with the default policy (`allow_all=False`) or `allowed_special="all"`.
+    fn encode_str<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, allow_all: bool) -> PyResult<Bound<'py, PyList>> {
+        let text = text_arg(text)?;
+        let ids = encode_call(py, text.len(), || self.encode_policy(&text, !allow_all))?;
+        self.ints.list(py, &ids)
+    }
+
+    /// `Encoding.encode_to_numpy`, policies as `encode_str`.
+    fn encode_to_numpy_str<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, allow_all: bool) -> PyResult<Bound<'py, PyArray1<Rank>>> {
+        let text = text_arg(text)?;
+        let ids = encode_call(py, text.len(), || self.encode_policy(&text, !allow_all))?;
+        Ok(ids.into_pyarray(py))
+    }
+
+    /// `Encoding.count`, policies as `encode_str`.
+    fn count_str(&self, py: Python<'_>, text: &Bound<'_, PyAny>, allow_all: bool) -> PyResult<usize> {
+        let text = text_arg(text)?;
+        encode_call(py, text.len(), || {
+            if allow_all {
+                return Ok(self.core.count(&text, &self.every)?);
+            }
+            if let Some(f) = self.core.specials.find_allowed(text.as_bytes(), 0, &self.every) {
+                return Err(Fail::Special(text[f.start..f.end].to_string()));
+            }
+            Ok(self.core.count(&text, &self.none)?)
+        })
+    }
+
+    /// `Encoding.encode_batch` / `encode_ordinary_batch`: `refuse` = the default policy, else the
+    /// specials in `allowed_special` (`None` = all) are matched.
+    #[pyo3(signature = (texts, num_threads, allowed_special, refuse))]
+    fn encode_batch_lists<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        num_threads: &Bound<'py, PyAny>,
+        allowed_special: Option<Vec<String>>,
+        refuse: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let items = batch_items(texts)?;
+        let threads = threads_arg(num_threads)?;
+        let texts = batch_texts(&items)?;
+        if refuse {
+            return encode_lists(py, &self.ints, &texts, threads, |t| self.encode_policy(t, true));
+        }
+        let mask = self.allowed(allowed_special);
+        encode_lists(py, &self.ints, &texts, threads, |t| Ok(self.core.encode(t, &mask)?.0))
+    }
+
+    // ---- encoding, arguments checked by the caller ----
 
     fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<Rank>> {
         run(py, || self.core.encode_ordinary(text))
@@ -167,16 +248,6 @@ impl CoreBPE {
     /// Pre-tokenizes `text` (the pieces BPE sees).
     fn split<'py>(&self, py: Python<'py>, text: &'py str) -> PyResult<Vec<&'py str>> {
         run(py, || self.core.pretokenizer.split(text))
-    }
-
-    #[pyo3(signature = (texts, allowed_special, num_threads = 0))]
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, allowed_special: Option<Vec<String>>, num_threads: usize) -> PyResult<Vec<Vec<Rank>>> {
-        let mask = self.allowed(allowed_special);
-        run(py, || {
-            parallel::map(&texts, num_threads, |t| self.core.encode(t, &mask).map(|r| r.0))
-                .into_iter()
-                .collect()
-        })
     }
 
     /// Encodes a batch into one flat uint32 array plus int64 offsets (len = n + 1).

@@ -1,6 +1,9 @@
 //! The PyO3 binding: type conversion, GIL release, and error mapping. No algorithm lives here.
 
+mod batch;
+mod calls;
 mod encoder;
+mod ints;
 mod pairbpe;
 mod text;
 mod train;
@@ -33,25 +36,39 @@ pub(crate) fn to_py_err(py: Python<'_>, e: Error) -> PyErr {
 /// no Rust panic ever crosses into Python.
 pub(crate) fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> crate::Result<T> + Send) -> PyResult<T> {
     let r = py.detach(|| catch_unwind(AssertUnwindSafe(f)));
+    outcome(py, r)
+}
+
+/// As [`run`], with the GIL held (for work shorter than releasing and re-taking it).
+pub(crate) fn run_held<T>(py: Python<'_>, f: impl FnOnce() -> crate::Result<T>) -> PyResult<T> {
+    outcome(py, catch_unwind(AssertUnwindSafe(f)))
+}
+
+type Caught<T> = std::thread::Result<crate::Result<T>>;
+
+fn outcome<T>(py: Python<'_>, r: Caught<T>) -> PyResult<T> {
     match r {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(to_py_err(py, e)),
-        Err(p) => {
-            let what = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown".into());
-            let err = py
-                .import("bpekit.errors")
-                .and_then(|m| m.getattr("InternalError"))
-                .and_then(|c| Ok(c.cast_into::<PyType>()?));
-            let msg = format!("internal error in the bpekit core (please report it): {what}");
-            Err(match err {
-                Ok(cls) => PyErr::from_type(cls, msg),
-                Err(_) => pyo3::exceptions::PyRuntimeError::new_err(msg),
-            })
-        }
+        Err(p) => Err(panic_err(py, p)),
+    }
+}
+
+/// The `InternalError` for a caught Rust panic.
+pub(crate) fn panic_err(py: Python<'_>, p: Box<dyn std::any::Any + Send>) -> PyErr {
+    let what = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown".into());
+    let err = py
+        .import("bpekit.errors")
+        .and_then(|m| m.getattr("InternalError"))
+        .and_then(|c| Ok(c.cast_into::<PyType>()?));
+    let msg = format!("internal error in the bpekit core (please report it): {what}");
+    match err {
+        Ok(cls) => PyErr::from_type(cls, msg),
+        Err(_) => pyo3::exceptions::PyRuntimeError::new_err(msg),
     }
 }
 

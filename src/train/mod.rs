@@ -5,7 +5,8 @@
 //!    [`stream`] finds where a long text may be cut into chunks without changing its pieces.
 //! 2. [`merge`]: learn merges over the deduplicated word table ([`table`]), updating pair counts
 //!    incrementally (pair -> words index, a max-heap with lazy invalidation, [`queue`]); the corpus
-//!    is never recounted. [`apply`] rewrites the words of one merge, in parallel when they are many.
+//!    is never recounted. [`apply`] rewrites the words of one merge, in parallel when they are many;
+//!    [`table_build`] builds the table and index on several threads.
 //!
 //! The tie rule makes the result a function of the counts alone: the pair with the highest count
 //! wins; among equal counts, the smallest `(left token bytes, right token bytes)` in byte order.
@@ -23,6 +24,7 @@ pub mod merge;
 pub mod queue;
 pub mod stream;
 pub mod table;
+pub mod table_build;
 pub mod words;
 
 pub use count::{CountStats, Counter};

@@ -95,12 +95,22 @@ impl Words {
         self.n_words == 0
     }
 
+    /// A table from its arena (words laid out as [`Words::push`] does) and its number of words.
+    pub(crate) fn from_parts(arena: Vec<u32>, n_words: usize) -> Self {
+        Words { arena, n_words }
+    }
+
     /// Every word as (its id, its count, its symbols), walking the arena by the headers' lengths:
     /// valid only before the first merge (a merged word shrinks in place and leaves a gap).
     pub(crate) fn iter_unmerged(&self) -> impl Iterator<Item = (u32, u64, &[u32])> + '_ {
-        let mut pos = 0;
+        self.iter_range(0..self.arena.len())
+    }
+
+    /// [`Words::iter_unmerged`] over the words of `range` of the arena (which starts at a word).
+    pub(crate) fn iter_range(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = (u32, u64, &[u32])> + '_ {
+        let mut pos = range.start;
         std::iter::from_fn(move || {
-            let h = self.arena.get(pos..pos + HEADER)?;
+            let h = self.arena[..range.end].get(pos..pos + HEADER)?;
             let (id, len) = (pos, h[0] as usize);
             pos += HEADER + len;
             Some((id as u32, header_count(h), &self.arena[id + HEADER..id + HEADER + len]))

@@ -90,6 +90,10 @@ impl WordCounts {
         self.shards.into_iter().flat_map(|s| s.into_iter())
     }
 
+    pub(crate) fn shards(&self) -> &[Shard] {
+        &self.shards
+    }
+
     pub(crate) fn shards_mut(&mut self) -> &mut [Shard] {
         &mut self.shards
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,6 +15,8 @@ from bpekit.pipeline.added_tokens import AddedToken
 from bpekit.pipeline.models import BPE
 
 DEFAULT_MAX_BYTES = 1 << 30
+# a JSON escape of a UTF-16 surrogate (paired ones are fine; a lone one is no text)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def load(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES, seed: int | None = None) -> Any:
@@ -25,13 +28,34 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES, se
     with open(name, "rb") as f:
         raw = f.read()
     try:
-        doc = json.loads(raw)
+        # strict decoding: json.loads(bytes) would let encoded surrogates through ("surrogatepass")
+        doc = json.loads(raw.decode(json.detect_encoding(raw)))
     except (ValueError, RecursionError) as exc:
         raise FormatError(f"{name} is not valid JSON ({type(exc).__name__}: {str(exc)[:80]})") from None
+    if _SURROGATE_ESCAPE.search(raw):
+        check_no_lone_surrogates(doc, name)
     tok = from_document(doc, name, seed=seed)
     tok.source_format = "hf"
     tok.hf_layout = detect_layout(doc, raw)
     return tok
+
+
+def check_no_lone_surrogates(doc: Any, where: str) -> None:
+    """FormatError for a string holding a lone surrogate (``"\\ud800"``): no UTF-8 text has one,
+    and Hugging Face (serde_json) refuses the file."""
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                raise FormatError(f"{where}: the string {node[:40]!r} holds a lone surrogate escape") from None
 
 
 def detect_layout(doc: Any, raw: bytes) -> tuple[int | None, bool, bool]:

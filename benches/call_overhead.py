@@ -1,0 +1,93 @@
+"""Per-call cost of `Encoding` methods, and the calling thread's share of a 2-thread batch.
+
+Per call: microseconds per call of ``encode_ordinary``, ``encode``, ``encode_to_numpy`` and
+``count`` on an empty string, 10 bytes, ~200 bytes (an English paragraph) and 2 kB, best of
+``--repeat`` timings of ``--number`` calls (the minimum is the figure a shared machine repeats).
+Batch: CPU time of the calling thread and of the whole process for the English corpus as one
+2-thread ``encode_ordinary_batch`` against the 1-thread per-document loop (best of 3), so the
+serial part (Amdahl) is visible even where wall-clock scaling is not measurable.
+
+    PYTHONPATH=python BPEKIT_DATA_DIR=../shared/data/ranks python benches/call_overhead.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import corpora  # noqa: I001 (first: importing bpekit resets sys.path)
+import bpekit
+
+
+def texts() -> dict[str, str]:
+    para = next(d for d in corpora.english() if 190 <= len(d.encode()) <= 210)
+    return {"empty": "", "10 B": "Hello, wor", "200 B": para, "2 kB": (para * 11)[:2000]}
+
+
+def per_call(fn, text: str, number: int, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn(text)
+        best = min(best, time.perf_counter() - t0)
+    return best / number * 1e6
+
+
+def process_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def batch_split(enc: bpekit.Encoding, docs: list[str]) -> dict[str, float]:
+    best: dict[str, float] = {}
+    for _ in range(3):
+        enc.pretoken_cache_bytes = enc.pretoken_cache_bytes  # empty the caches
+        c0, p0 = time.thread_time(), process_cpu()
+        for d in docs:
+            enc.encode_ordinary(d)
+        one = time.thread_time() - c0
+        enc.pretoken_cache_bytes = enc.pretoken_cache_bytes
+        c0, p0, w0 = time.thread_time(), process_cpu(), time.perf_counter()
+        enc.encode_ordinary_batch(docs, num_threads=2)
+        caller, total, wall = time.thread_time() - c0, process_cpu() - p0, time.perf_counter() - w0
+        for k, v in (("1-thread loop CPU", one), ("batch caller CPU", caller), ("batch total CPU", total),
+                     ("batch wall", wall)):
+            best[k] = min(best.get(k, float("inf")), v * 1e3)
+    return best
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--encoding", default="o200k_base")
+    ap.add_argument("--number", type=int, default=20000)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--no-batch", action="store_true")
+    a = ap.parse_args()
+    enc = bpekit.get_encoding(a.encoding)
+    methods = {
+        "encode_ordinary": enc.encode_ordinary,
+        "encode": enc.encode,
+        "encode_to_numpy": enc.encode_to_numpy,
+        "count": enc.count,
+    }
+    samples = texts()
+    print(f"{bpekit.__file__}\n{a.encoding}: µs per call (best of {a.repeat} x {a.number})")
+    print(f"| method | {' | '.join(samples)} |\n|---|{'---|' * len(samples)}")
+    for name, fn in methods.items():
+        cells = [f"{per_call(fn, t, a.number, a.repeat):.2f}" for t in samples.values()]
+        print(f"| {name} | {' | '.join(cells)} |")
+    if not a.no_batch:
+        docs = corpora.english()
+        split = batch_split(enc, docs)
+        print(f"english, {len(docs)} documents, ms (best of 3): "
+              + ", ".join(f"{k} {v:.1f}" for k, v in split.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

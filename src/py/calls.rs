@@ -1,0 +1,164 @@
+//! The checks of one `Encoding` call, done in Rust so the common call costs no Python bytecode.
+//!
+//! `bpekit.encoding` states the rules (a `str`, within `bpekit.limits`' `max_input_bytes`, lone
+//! surrogates replaced as tiktoken does, tiktoken's special-token policy) and raises their errors.
+//! Here the passing case runs with no Python code: a type check, one dictionary lookup for the
+//! limit, the UTF-8 view CPython keeps on the string, an Aho-Corasick scan for specials. Whenever a
+//! rule might fail, the Python check itself runs, so every error, type and message stays the one
+//! `bpekit.encoding` gives.
+
+use super::{run, run_held};
+use crate::error::Error;
+use super::text::join_surrogates;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use std::borrow::Cow;
+
+/// Inputs shorter than this (UTF-8 bytes) are encoded with the GIL held: releasing and re-taking
+/// it costs more than the encoding of a short text (measured: src/PERFORMANCE.md).
+pub const HOLD_GIL_BELOW: usize = 2048;
+
+/// Why an encode failed: a disallowed special token (its text) or a core error.
+#[derive(Debug)]
+pub enum Fail {
+    Special(String),
+    Core(Error),
+}
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Self {
+        Fail::Core(e)
+    }
+}
+
+impl Fail {
+    pub fn into_py(self, py: Python<'_>) -> PyErr {
+        match self {
+            Fail::Special(token) => match call_python(py, "bpekit.encoding", "raise_disallowed_special_token", (token,)) {
+                Err(e) => e,
+                Ok(_) => pyo3::exceptions::PyRuntimeError::new_err("raise_disallowed_special_token did not raise"),
+            },
+            Fail::Core(e) => super::to_py_err(py, e),
+        }
+    }
+}
+
+/// Calls `module.name(*args)` (the Python side of a check: only on the slow path).
+fn call_python<'py>(py: Python<'py>, module: &str, name: &str, args: impl pyo3::call::PyCallArgs<'py>) -> PyResult<Bound<'py, PyAny>> {
+    py.import(module)?.getattr(name)?.call1(args)
+}
+
+/// The error the Python check raises for `obj`, or a `TypeError` if it (unexpectedly) passes.
+fn python_refusal(py: Python<'_>, check: &str, obj: &Bound<'_, PyAny>) -> PyErr {
+    match call_python(py, "bpekit.encoding", check, (obj,)) {
+        Err(e) => e,
+        Ok(_) => pyo3::exceptions::PyTypeError::new_err(format!("{check} accepted what the fast path refused")),
+    }
+}
+
+/// Whether `chars` code points are surely within `max_input_bytes`; otherwise `limits.check_texts`
+/// decides (it reads the environment on first use, counts UTF-8 bytes near the limit, raises).
+fn check_limit<'py>(py: Python<'py>, chars: usize, texts: impl FnOnce() -> PyResult<Bound<'py, PyAny>>) -> PyResult<()> {
+    static LIMITS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+    let d = LIMITS.get_or_try_init(py, || Ok::<_, PyErr>(py.import("bpekit.limits")?.dict().unbind()))?;
+    // The value as a C call, not PyO3's generic extraction (a third of this check's cost).
+    let value = d.bind(py).get_item(intern!(py, "_max_input_bytes"))?;
+    if let Some(v) = value.filter(|v| v.is_exact_instance_of::<pyo3::types::PyInt>()) {
+        // SAFETY: `v` is an int; -1 with an error set means it does not fit (cleared below).
+        let limit = unsafe { pyo3::ffi::PyLong_AsUnsignedLongLong(v.as_ptr()) };
+        if limit == u64::MAX && PyErr::take(py).is_some() {
+            // not a u64: let the Python check decide
+        } else if limit == 0 || (chars as u64).saturating_mul(4) <= limit {
+            return Ok(());
+        }
+    }
+    call_python(py, "bpekit.limits", "check_texts", (texts()?,)).map(drop)
+}
+
+/// UTF-8 of a `str` that is known to hold lone surrogates, fixed as tiktoken does.
+fn fixed(s: &Bound<'_, PyString>) -> PyResult<String> {
+    let py = s.py();
+    let raw = s.call_method1(intern!(py, "encode"), ("utf-8", "surrogatepass"))?;
+    let raw = raw.cast::<PyBytes>()?.as_bytes();
+    if raw.len() < HOLD_GIL_BELOW {
+        return Ok(join_surrogates(raw));
+    }
+    run(py, || Ok(join_surrogates(raw)))
+}
+
+/// The text argument of one call, checked as `bpekit.encoding._check_text` checks it.
+pub fn text_arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, str>> {
+    let py = obj.py();
+    let Ok(s) = obj.cast::<PyString>() else {
+        return Err(python_refusal(py, "_check_text", obj));
+    };
+    check_limit(py, s.len()?, || Ok(PyTuple::new(py, [s])?.into_any()))?;
+    match s.to_str() {
+        Ok(t) => Ok(Cow::Borrowed(t)),
+        Err(_) => Ok(Cow::Owned(fixed(s)?)),
+    }
+}
+
+/// The strings of a batch argument, checked as `bpekit.encoding._check_batch` checks them (a list
+/// or tuple of `str` takes the fast path; any other sequence goes through `_check_batch`).
+pub fn batch_items<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyString>>> {
+    let py = obj.py();
+    let fast = obj.is_exact_instance_of::<PyList>() || obj.is_exact_instance_of::<PyTuple>();
+    let seq = if fast { obj.clone() } else { call_python(py, "bpekit.encoding", "_check_batch", (obj,))? };
+    let mut items = Vec::with_capacity(seq.len()?);
+    let mut chars = 0usize;
+    for item in seq.try_iter()? {
+        match item?.cast_into::<PyString>() {
+            Ok(s) => {
+                chars = chars.saturating_add(s.len()?);
+                items.push(s);
+            }
+            Err(_) => return Err(python_refusal(py, "_check_batch", obj)),
+        }
+    }
+    check_limit(py, chars, || Ok(seq.clone()))?;
+    Ok(items)
+}
+
+/// The UTF-8 of each batch item (lone surrogates fixed).
+pub fn batch_texts<'a>(items: &'a [Bound<'_, PyString>]) -> PyResult<Vec<Cow<'a, str>>> {
+    items
+        .iter()
+        .map(|s| match s.to_str() {
+            Ok(t) => Ok(Cow::Borrowed(t)),
+            Err(_) => Ok(Cow::Owned(fixed(s)?)),
+        })
+        .collect()
+}
+
+/// Runs `f` on a text of `len` bytes: GIL held below [`HOLD_GIL_BELOW`], released above; a
+/// failure becomes its Python exception.
+pub fn encode_call<T: Send>(py: Python<'_>, len: usize, f: impl FnOnce() -> Result<T, Fail> + Send) -> PyResult<T> {
+    let mut fail = None;
+    let g = || match f() {
+        Ok(v) => Ok(Some(v)),
+        Err(Fail::Core(e)) => Err(e),
+        Err(special) => {
+            fail = Some(special);
+            Ok(None)
+        }
+    };
+    let out = if len < HOLD_GIL_BELOW { run_held(py, g)? } else { run(py, g)? };
+    match (out, fail) {
+        (Some(v), _) => Ok(v),
+        (None, Some(f)) => Err(f.into_py(py)),
+        (None, None) => Err(pyo3::exceptions::PyRuntimeError::new_err("no result and no error")),
+    }
+}
+
+/// A `num_threads` argument: an `int` >= 0, else `bpekit.encoding._check_threads`'s error.
+pub fn threads_arg(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if obj.is_exact_instance_of::<pyo3::types::PyInt>() {
+        if let Ok(n) = obj.extract::<usize>() {
+            return Ok(n);
+        }
+    }
+    call_python(obj.py(), "bpekit.encoding", "_check_threads", (obj,))?.extract()
+}

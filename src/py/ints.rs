@@ -1,0 +1,83 @@
+//! Python lists of token ids, built directly: `PyList_New` and one shared `int` object per id.
+//!
+//! Performance note: PyO3's generic `Vec<u32>` → `list` conversion allocates a fresh `int` per
+//! id, and the list's owner frees it again: ~30 ns per id, a third of the time of a 200-byte
+//! English document. Like CPython's small-int cache, but for every id an encoder has returned,
+//! each encoder keeps one `int` per id (made on first use, 8 bytes of table per vocabulary entry
+//! plus 32 bytes per id used) and a list item is that object with its count raised: a few ns.
+//! Numbers in src/PERFORMANCE.md, "Per-call overhead and batch overlap".
+
+use crate::vocab::Rank;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use std::sync::OnceLock;
+
+/// Ids at or above this get a fresh `int` each time (a sparse id space must not cost a huge table).
+const MAX_CACHED_ID: usize = 1 << 21;
+
+pub struct IdInts {
+    /// Table length: one past the largest id (capped at `MAX_CACHED_ID`).
+    len: usize,
+    table: OnceLock<Box<[OnceLock<Py<PyAny>>]>>,
+}
+
+impl IdInts {
+    /// A cache for ids up to `max_id`.
+    pub fn new(max_id: Option<Rank>) -> Self {
+        let len = max_id.map_or(0, |m| (m as usize).saturating_add(1).min(MAX_CACHED_ID));
+        IdInts { len, table: OnceLock::new() }
+    }
+
+    fn table(&self) -> &[OnceLock<Py<PyAny>>] {
+        self.table.get_or_init(|| (0..self.len).map(|_| OnceLock::new()).collect())
+    }
+
+    /// A new reference to the `int` of `id` (null with a Python error set if out of memory).
+    #[inline]
+    fn int(py: Python<'_>, table: &[OnceLock<Py<PyAny>>], id: Rank) -> *mut ffi::PyObject {
+        match table.get(id as usize) {
+            Some(slot) => {
+                let obj = slot.get_or_init(|| id.into_pyobject(py).map_or_else(|e| match e {}, |i| i.into_any().unbind()));
+                let p = obj.as_ptr();
+                // SAFETY: `p` is a live object owned by the table; we hand out a new reference.
+                unsafe { ffi::Py_INCREF(p) };
+                p
+            }
+            // SAFETY: plain C API call with the GIL held (`py`).
+            None => unsafe { ffi::PyLong_FromUnsignedLong(std::os::raw::c_ulong::from(id)) },
+        }
+    }
+
+    /// A list with `n` empty slots, to be filled by [`IdInts::set`] before Python sees it.
+    pub fn empty_list(py: Python<'_>, n: usize) -> PyResult<Bound<'_, PyList>> {
+        // SAFETY: PyList_New returns a new reference or null with an error set.
+        unsafe {
+            let p = ffi::PyList_New(n as ffi::Py_ssize_t);
+            Ok(Bound::from_owned_ptr_or_err(py, p)?.cast_into_unchecked())
+        }
+    }
+
+    /// Stores `item` (a new reference) in slot `i` of `list`, which must be empty (just made).
+    pub fn set<'py>(list: &Bound<'py, PyList>, i: usize, item: Bound<'py, PyAny>) {
+        debug_assert!(i < list.len());
+        // SAFETY: `i` is in range and the slot is empty (null) in a list nobody else has seen;
+        // SET_ITEM steals the reference `into_ptr` gives up.
+        unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t, item.into_ptr()) };
+    }
+
+    /// `ids` as a Python list of ints.
+    pub fn list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+        let list = Self::empty_list(py, ids.len())?;
+        let table = self.table();
+        for (i, &id) in ids.iter().enumerate() {
+            let item = Self::int(py, table, id);
+            if item.is_null() {
+                return Err(PyErr::fetch(py)); // the list's empty slots are fine to free
+            }
+            // SAFETY: as in `set`; `item` is a new reference that SET_ITEM steals.
+            unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t, item) };
+        }
+        Ok(list)
+    }
+}
