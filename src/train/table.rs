@@ -117,17 +117,13 @@ impl Words {
         })
     }
 
-    /// Counts every adjacent pair and lists, for each pair, the words holding it (each once).
-    /// Called once, before any merge.
-    /// Every symbol is still a byte here, so a pair indexes a dense 256 x 256 table: no hashing
-    /// (this took ~0.4 s of the 2.9 s merge phase of the benchmark with a hash map).
-    pub fn index_pairs(&self) -> PairIndex {
+    /// For the words in `range` (whole words, before any merge): the count of every byte pair
+    /// (dense 256 x 256, weighted by word counts) and how many words hold it.
+    pub(crate) fn byte_pair_counts(&self, range: std::ops::Range<usize>) -> (Vec<u64>, Vec<u32>) {
         const N: usize = 256 * 256;
         let key = |win: &[u32]| ((win[0] as usize) << 8 | win[1] as usize) & (N - 1);
-        let mut counts = vec![0u64; N];
-        let mut sizes = vec![0u32; N];
-        let mut last = vec![u32::MAX; N];
-        for (i, c, syms) in self.iter_unmerged() {
+        let (mut counts, mut sizes, mut last) = (vec![0u64; N], vec![0u32; N], vec![u32::MAX; N]);
+        for (i, c, syms) in self.iter_range(range) {
             for win in syms.windows(2) {
                 let k = key(win);
                 counts[k] = counts[k].saturating_add(c);
@@ -137,6 +133,17 @@ impl Words {
                 }
             }
         }
+        (counts, sizes)
+    }
+
+    /// Counts every adjacent pair and lists, for each pair, the words holding it (each once).
+    /// Called once, before any merge.
+    /// Every symbol is still a byte here, so a pair indexes a dense 256 x 256 table: no hashing
+    /// (this took ~0.4 s of the 2.9 s merge phase of the benchmark with a hash map).
+    pub fn index_pairs(&self) -> PairIndex {
+        const N: usize = 256 * 256;
+        let key = |win: &[u32]| ((win[0] as usize) << 8 | win[1] as usize) & (N - 1);
+        let (counts, sizes) = self.byte_pair_counts(0..self.arena.len());
         let mut lists: Vec<Vec<u32>> = sizes.iter().map(|&n| Vec::with_capacity(n as usize)).collect();
         for (i, _, syms) in self.iter_unmerged() {
             for win in syms.windows(2) {

@@ -85,20 +85,7 @@ impl Words {
         let tables: Vec<(Vec<u64>, Vec<u32>)> = pool.install(|| {
             ranges
                 .par_iter()
-                .map(|r| {
-                    let (mut counts, mut sizes, mut last) = (vec![0u64; N], vec![0u32; N], vec![u32::MAX; N]);
-                    for (i, c, syms) in self.iter_range(r.clone()) {
-                        for win in syms.windows(2) {
-                            let k = key(win);
-                            counts[k] = counts[k].saturating_add(c);
-                            if last[k] != i {
-                                sizes[k] += 1;
-                                last[k] = i;
-                            }
-                        }
-                    }
-                    (counts, sizes)
-                })
+                .map(|r| self.byte_pair_counts(r.clone()))
                 .collect()
         });
         let mut lists: Vec<Vec<u32>> =

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import time
-import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,26 +24,13 @@ from bpekit import _core, errors
 from bpekit.formats.sentencepiece import SentencePieceModel
 from bpekit.minbpe import RegexTokenizer
 from datapaths import DATA
+from hardening.bounded import bounded
 
 BYTES = {bytes([b]): b for b in range(256)}
 SPM_DIR = DATA / "spm"
 TYPED = (errors.BpekitError,)
 # the slower file targets run a quarter of the profile's examples (BPEKIT_HYPOTHESIS_EXAMPLES)
 FEW = max(10, settings().max_examples // 4)
-
-
-def _bounded(fn: Callable[[], Any], size: int, what: str) -> Any:
-    """Runs ``fn``; its Python allocations must stay under 64 x ``size`` + 1 MB and 2 s."""
-    tracemalloc.start()
-    start = time.perf_counter()
-    try:
-        return fn()
-    finally:
-        elapsed = time.perf_counter() - start
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        assert peak <= 64 * size + (1 << 20), f"{what}: {peak:,} bytes allocated for a {size:,}-byte file"
-        assert elapsed < 2.0, f"{what}: {elapsed:.1f} s"
 
 
 # ---------------------------------------------------------------------- .tiktoken
@@ -64,7 +49,7 @@ def test_garbage_rank_files(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "bad.tiktoken"
     path.write_bytes(content)
     with pytest.raises(errors.FormatError, match=r"line \d+"):
-        _bounded(lambda: bpekit.load_tiktoken_bpe(path), len(content), "rank file")
+        bounded(lambda: bpekit.load_tiktoken_bpe(path), len(content), "rank file")
 
 
 @given(st.binary(max_size=400))
@@ -113,7 +98,7 @@ def test_hostile_minbpe_models(tmp_path: Path, body: str) -> None:
     path = tmp_path / "bad.model"
     path.write_text(HEADER + body)
     with pytest.raises(TYPED):
-        _bounded(lambda: RegexTokenizer().load(str(path)), len(body) + 10, "minbpe model")
+        bounded(lambda: RegexTokenizer().load(str(path)), len(body) + 10, "minbpe model")
 
 
 @settings(max_examples=FEW)
@@ -153,14 +138,14 @@ def _spm_load(data: bytes) -> Any:
 ])  # fmt: skip
 def test_hostile_sentencepiece_bytes(data: bytes) -> None:
     with pytest.raises(TYPED):
-        _bounded(lambda: _spm_load(data), len(data) + 64, "SentencePiece model")
+        bounded(lambda: _spm_load(data), len(data) + 64, "SentencePiece model")
 
 
 def test_truncated_sentencepiece_models() -> None:
     data = _spm_bytes()
     for cut in range(1, len(data), max(1, len(data) // 60)):
         try:
-            _bounded(lambda: _spm_load(data[:cut]), cut, f"cut at {cut}")
+            bounded(lambda: _spm_load(data[:cut]), cut, f"cut at {cut}")
         except TYPED:
             pass
 
@@ -224,7 +209,7 @@ def test_hostile_tokenizer_json(tmp_path: Path, text: str) -> None:
     path = tmp_path / "t.json"
     path.write_bytes(text.encode("utf-8", "surrogatepass"))
     try:
-        tok = _bounded(lambda: bpekit.Tokenizer.load(path), size, "tokenizer JSON")
+        tok = bounded(lambda: bpekit.Tokenizer.load(path), size, "tokenizer JSON")
     except TYPED:
         return
     # accepted (a duplicate merge is harmless): it must then encode and round-trip

@@ -14,8 +14,6 @@ from __future__ import annotations
 import copy
 import json
 import struct
-import time
-import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,23 +27,10 @@ from bpekit.formats import gguf, hf
 from bpekit.formats.gguf import container as c
 from bpekit.formats.gguf import to_hf, to_spm  # noqa: F401  (imported here, not inside a measured load)
 from bpekit.pipeline import rank_model  # noqa: F401
+from hardening.bounded import bounded
 
 FEW = max(10, settings().max_examples // 4)
 TEXT = "abc cab <|x|> ab\n"
-
-
-def _bounded(fn: Callable[[], Any], size: int, what: str) -> Any:
-    """Runs ``fn``: under 2 s, Python allocations under 64 x ``size`` + 1 MB."""
-    tracemalloc.start()
-    start = time.perf_counter()
-    try:
-        return fn()
-    finally:
-        elapsed = time.perf_counter() - start
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        assert peak <= 64 * size + (1 << 20), f"{what}: {peak:,} bytes allocated for a {size:,}-byte file"
-        assert elapsed < 2.0, f"{what}: {elapsed:.1f} s"
 
 
 def _typed_or_working(load: Callable[[], Any], size: int, what: str) -> None:
@@ -53,7 +38,7 @@ def _typed_or_working(load: Callable[[], Any], size: int, what: str) -> None:
     a BpekitError there: an ``unk_token`` missing from the vocabulary fails at the first unknown
     character, as in Hugging Face)."""
     try:
-        tok = _bounded(load, size, what)
+        tok = bounded(load, size, what)
         ids = tok.encode(TEXT, add_special_tokens=True)
         tok.decode(ids)
         tok.decode(ids, skip_special_tokens=True)
