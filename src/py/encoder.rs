@@ -199,10 +199,6 @@ impl CoreBPE {
 
     // ---- encoding, arguments checked by the caller ----
 
-    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<Rank>> {
-        run(py, || self.core.encode_ordinary(text))
-    }
-
     fn encode(&self, py: Python<'_>, text: &str, allowed_special: Option<Vec<String>>) -> PyResult<Vec<Rank>> {
         let mask = self.allowed(allowed_special);
         run(py, || self.core.encode(text, &mask).map(|r| r.0))
