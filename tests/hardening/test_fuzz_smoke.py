@@ -19,15 +19,14 @@ import traceback
 from pathlib import Path
 
 import pytest
-from datapaths import DATA
-
 from bpekit.errors import BpekitError
+from datapaths import DATA
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "fuzz"))
 sys.path.insert(0, str(ROOT / "fuzz" / "python"))
-import make_corpus  # noqa: E402
-import targets  # noqa: E402
+import make_corpus
+import targets
 
 SECONDS = float(os.environ.get("BPEKIT_FUZZ_SMOKE_SECONDS", "2"))
 SLOW_INPUT_SECONDS = 10.0  # atheris runs with -timeout=10
