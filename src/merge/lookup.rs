@@ -20,23 +20,6 @@ use rustc_hash::FxHashMap;
 /// Anything the merge loops can look ranks up in.
 pub trait RankLookup {
     fn rank_of(&self, bytes: &[u8]) -> Option<Rank>;
-
-    /// Starts loading what a later `rank_of(bytes)` will read; a hint that changes no result.
-    #[inline(always)]
-    fn prefetch(&self, _bytes: &[u8]) {}
-}
-
-/// Asks the CPU to start loading the cache line of `x`; nothing on targets other than x86-64.
-#[inline(always)]
-pub(crate) fn prefetch_line<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` only needs SSE, which every x86-64 CPU has; a prefetch never faults
-    // and changes no memory (the address is that of a live reference anyway).
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((x as *const T).cast())
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 impl RankLookup for FxHashMap<Vec<u8>, Rank> {
@@ -141,12 +124,6 @@ impl<K: PackedKey> PackedTable<K> {
     }
 
     #[inline(always)]
-    fn prefetch(&self, k: K) {
-        let bit = (filter_hash(k.hash()) >> self.filter_shift) as usize;
-        prefetch_line(&self.filter[bit / 64]);
-    }
-
-    #[inline(always)]
     fn get(&self, k: K) -> Option<Rank> {
         let h = k.hash();
         let bit = (filter_hash(h) >> self.filter_shift) as usize;
@@ -196,9 +173,7 @@ impl FastRanks {
                 2 => direct[256 + ((k[0] as usize) << 8 | k[1] as usize)] = v,
                 _ => {}
             }
-            if k.len() == 1 || k.len() == 2 {
-                // in `direct` only
-            } else if k.len() <= SHORT {
+            if k.len() <= SHORT {
                 short.push((pack(k), v));
             } else if k.len() <= MEDIUM {
                 medium.push((pack2(k), v));
@@ -226,15 +201,6 @@ impl RankLookup for FastRanks {
             _ => return self.long.get(bytes).copied(),
         };
         (r != NO_RANK).then_some(r)
-    }
-
-    #[inline(always)]
-    fn prefetch(&self, bytes: &[u8]) {
-        match bytes.len() {
-            3..=SHORT => self.short.prefetch(pack(bytes)),
-            8..=MEDIUM => self.medium.prefetch(pack2(bytes)),
-            _ => {}
-        }
     }
 }
 

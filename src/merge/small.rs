@@ -27,13 +27,6 @@ pub fn encode_into<R: RankLookup>(ranks: &R, piece: &[u8], out: &mut Vec<Rank>) 
         heap = vec![(0u32, Rank::MAX); n + 1];
         &mut heap
     };
-    // the first merges join single bytes and byte pairs: start loading what their lookups read
-    for i in 0..n.saturating_sub(2) {
-        ranks.prefetch(&piece[i..i + 3]);
-        if i + 4 <= n {
-            ranks.prefetch(&piece[i..i + 4]);
-        }
-    }
     let mut min_rank: (Rank, usize) = (Rank::MAX, usize::MAX);
     for i in 0..n - 1 {
         let rank = ranks.rank_of(&piece[i..i + 2]).unwrap_or(Rank::MAX);
