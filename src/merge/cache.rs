@@ -11,6 +11,12 @@
 //! and one `fill`. A `HashMap<Box<[u8]>, Box<[Rank]>>` spent ~12% of multilingual encode time in
 //! malloc/free (two allocations per entry, and freeing every entry when the budget was reached);
 //! see `src/PERFORMANCE.md`.
+//!
+//! Performance note 2: on text that does not repeat (random Unicode) every probe misses and every
+//! insert only fills the table, and with the cache off such text encoded 1.34x faster. The cache
+//! therefore counts its hits per window of 1,024 probes; under 1/8 hits pauses it (no probe, no
+//! insert) for 8K pieces, doubling with every further poor window up to 1M, and a good window ends
+//! the pauses. Random Unicode 1.51x; natural text (hit rates 56–73%) unchanged.
 
 use crate::vocab::Rank;
 use rustc_hash::{FxHashMap, FxHasher};
