@@ -8,7 +8,7 @@
 //! would.
 //!
 //! Performance note: with a `Vec` per pair the merge phase of the benchmark mix made ~820k
-//! allocations and as many frees, and freeing the ~600k lists left at the end took 0.30-0.37 s of
+//! allocations and as many frees, and freeing the ~600k lists left at the end took 0.26-0.37 s of
 //! CPU (on a pool thread with two threads, where its frees fought the calling thread's for glibc's
 //! arena lock). Numbers for this pool are in `docs/training.md` ("How it is fast").
 
@@ -93,7 +93,7 @@ impl Lists {
     /// from the end of the pool. Returns `(at, cap)`.
     fn block(&mut self, n: u32, exact: bool) -> (u32, u32) {
         let k = class_above(n);
-        let want = if exact { n } else { 1u32 << k };
+        let want = if exact || k > 31 { n } else { 1u32 << k };
         if let Some((at, cap)) = self.free.iter_mut().skip(k).find_map(|f| f.pop()) {
             if cap > want {
                 self.free(List { at: at + want, len: 0, cap: cap - want });
