@@ -115,10 +115,32 @@ pub fn learn_owned(
     let t = threads(opts.threads);
     let (words, ranges) = Words::new_on(&counts, t);
     // freeing the counts word by word (as `from_owned` does) took ~0.3 s; a pool thread does it
-    // while the index is built (which allocates only the 65,536 lists meanwhile)
-    crate::parallel::pool(t).spawn(move || drop(counts));
+    // while the index is built, then hands the freed pages back (see `release_free_memory`)
+    crate::parallel::pool(t).spawn(move || {
+        drop(counts);
+        release_free_memory();
+    });
     let (pairs, lists) = words.index_pairs_on(&ranges, t);
     run(State::with_index(words, pairs, lists, opts.clone()), progress)
+}
+
+/// Gives the pages of freed blocks back to the OS (glibc keeps the 600k freed words of the counts
+/// in its heaps, and the word table, the index and its list pool are allocated elsewhere, so they
+/// could not reuse them). Peak memory of counting then merging on 2 threads: 177-182 -> 167-171
+/// MB (3 runs each, alternated), the merging thread's CPU time unchanged (it runs on a pool
+/// thread). Nothing on other platforms.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> i32;
+        }
+        // SAFETY: glibc's `malloc_trim` only hands free pages of its own heaps back to the OS
+        // (under the heaps' locks); it takes no pointer and changes no live allocation.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
 }
 
 /// The number of threads `threads` stands for (0 = every core).
