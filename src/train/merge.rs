@@ -31,9 +31,9 @@
 //! until the lists moved into one pool, `lists.rs`; it now takes ~10 ms to free.) The
 //! merging thread's CPU time went from 2.79 to 2.43 s for the frees alone (from saved counts, best
 //! of 2). With the prefetch of `apply.rs`, the whole merge phase after counting: 2.10 -> 1.46 s on
-//! 2 threads, 2.17 -> 1.76 s on 1 (best of 3, load average ~10). The cost: the counts are still being freed while the index is allocated, so training
-//! from saved counts peaks at 196 MB instead of 168 MB (counting then merging, the benchmark's
-//! default, still peaks in the counting phase: 177 MB before and after).
+//! 2 threads, 2.17 -> 1.76 s on 1 (best of 3, load average ~10). The cost was memory: the counts were still being freed while the index was allocated,
+//! and glibc kept their pages, so training from saved counts peaked at 196 MB instead of 168 MB;
+//! `malloc_trim` after the free now hands them back (158-159 MB, see `release_free_memory`).
 //! After a merge that touched many pairs, the delta map is shrunk again, so that the small merges
 //! that follow do not scatter their few entries over megabytes (not measurable at load ~9).
 
