@@ -145,10 +145,7 @@ fn release_free_memory() {
 
 /// The number of threads `threads` stands for (0 = every core).
 pub(crate) fn threads(threads: usize) -> usize {
-    match threads {
-        0 => std::thread::available_parallelism().map_or(1, |t| t.get()),
-        t => t,
-    }
+    crate::parallel::thread_count(threads)
 }
 
 /// [`learn`] over words in a given order with their counts (for the first-seen rule: distinct
