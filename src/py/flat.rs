@@ -68,14 +68,16 @@ where
         let ranges = chunks(texts, target);
         let slots: Vec<Mutex<Option<std::thread::Result<Part>>>> = ranges.iter().map(|_| Mutex::new(None)).collect();
         py.detach(|| {
-            parallel::pool(threads).scope(|s| {
+            parallel::pool(threads).in_place_scope(|s| {
                 for (&(a, b), slot) in ranges.iter().zip(&slots) {
                     let work = &work;
                     s.spawn(move |_| *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(work(a, b)));
                 }
             })
         });
-        slots.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every chunk ran")).collect()
+        let mut done: Vec<_> = ranges.iter().zip(slots).map(|(&(a, _), m)| (a, m.into_inner().unwrap_or_else(|e| e.into_inner()))).collect();
+        done.sort_unstable_by_key(|&(a, _)| a); // chunks ran largest first: back in text order
+        done.into_iter().map(|(_, part)| part.expect("every chunk ran")).collect()
     };
     assemble(py, texts.len(), parts)
 }
