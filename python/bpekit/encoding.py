@@ -297,6 +297,8 @@ class Encoding:
         self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
     ) -> list[str]:
         """Decodes many token sequences."""
+        if (texts := self._core_bpe.decode_batch_str(batch, errors, num_threads)) is not None:
+            return texts  # type: ignore[no-any-return]  (lists/tuples of ints: one core call)
         return [b.decode("utf-8", errors=errors) for b in self.decode_bytes_batch(batch, num_threads=num_threads)]
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:

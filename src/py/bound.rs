@@ -16,13 +16,15 @@ use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 use pyo3::{intern, PyTraverseError};
+use std::sync::Mutex;
 
-#[pyclass(module = "bpekit._core")]
+#[pyclass(frozen, module = "bpekit._core")]
 pub struct EncodingCalls {
     core: Py<CoreBPE>,
     /// The `Encoding` these calls are bound to (its methods take every other call). It holds
-    /// these calls in its `__dict__`: a cycle, hence `__traverse__` / `__clear__`.
-    owner: Option<Py<PyAny>>,
+    /// these calls in its `__dict__`: a cycle, hence `__traverse__` / `__clear__`. (A mutex, not
+    /// a mutable class: the fast path then skips PyO3's borrow flag; only the slow path locks.)
+    owner: Mutex<Option<Py<PyAny>>>,
 }
 
 /// The text and policy of a call the fast path takes: one positional argument and at most the
@@ -53,7 +55,8 @@ fn fast_args<'a, 'py>(args: &'a Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, 
 impl EncodingCalls {
     /// `type(owner).<name>(owner, *args, **kwargs)`: the Python method, for every other call.
     fn general<'py>(&self, py: Python<'py>, name: &Bound<'py, PyString>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
-        let Some(owner) = self.owner.as_ref().map(|o| o.bind(py)) else {
+        let owner = self.owner.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|o| o.clone_ref(py));
+        let Some(owner) = owner.map(|o| o.into_bound(py)) else {
             return Err(pyo3::exceptions::PyReferenceError::new_err("the Encoding of these calls was collected"));
         };
         let method = owner.get_type().getattr(name)?;
@@ -66,7 +69,7 @@ impl EncodingCalls {
 impl EncodingCalls {
     #[new]
     fn new(core: Py<CoreBPE>, owner: Py<PyAny>) -> Self {
-        EncodingCalls { core, owner: Some(owner) }
+        EncodingCalls { core, owner: Mutex::new(Some(owner)) }
     }
 
     /// `Encoding.encode`.
@@ -98,10 +101,15 @@ impl EncodingCalls {
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.core)?;
-        visit.call(&self.owner)
+        // never blocks: the lock is only taken with the GIL held, as the collector holds it now
+        match self.owner.try_lock() {
+            Ok(owner) => visit.call(&*owner),
+            Err(_) => Ok(()),
+        }
     }
 
-    fn __clear__(&mut self) {
-        self.owner = None;
+    fn __clear__(&self) {
+        let owner = self.owner.lock().unwrap_or_else(|e| e.into_inner()).take();
+        drop(owner);
     }
 }

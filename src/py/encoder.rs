@@ -326,6 +326,11 @@ impl CoreBPE {
         Ok(PyBytes::new(py, &b))
     }
 
+    /// `Encoding.decode_batch` in one call, or `None` where the general path must decide.
+    fn decode_batch_str<'py>(&self, batch: &Bound<'py, PyAny>, errors: &Bound<'py, PyAny>, num_threads: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyList>>> {
+        super::decode::decode_batch(&self.core, batch, errors, num_threads)
+    }
+
     #[pyo3(signature = (batch, num_threads = 0))]
     fn decode_bytes_batch<'py>(&self, py: Python<'py>, batch: Vec<Vec<Rank>>, num_threads: usize) -> PyResult<Vec<Bound<'py, PyBytes>>> {
         let out: Vec<Vec<u8>> = run(py, || {
