@@ -29,7 +29,7 @@ pub struct EncodingCalls {
 
 /// The text and policy of a call the fast path takes: one positional argument and at most the
 /// keywords `allowed_special` / `disallowed_special`, with a recognised policy.
-fn fast_args<'a, 'py>(args: &'a Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Option<(Bound<'py, PyAny>, Policy)>> {
+fn fast_args<'py>(args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Option<(Bound<'py, PyAny>, Policy)>> {
     if args.len() != 1 {
         return Ok(None);
     }

@@ -47,8 +47,8 @@ impl Policy {
     /// when it is one of the three; `None` sends the call to the general (Python) path. Only exact
     /// builtin types are recognised, so no user `__eq__`, `__len__` or `__iter__` is skipped.
     pub fn of(allowed: Option<&Bound<'_, PyAny>>, disallowed: Option<&Bound<'_, PyAny>>) -> Option<Self> {
-        let allowed_empty = allowed.is_none_or(is_empty_set);
-        let disallowed_all = disallowed.is_none_or(is_all);
+        let allowed_empty = allowed.map_or(true, is_empty_set);
+        let disallowed_all = disallowed.map_or(true, is_all);
         if allowed_empty {
             if disallowed_all {
                 return Some(Policy::Refuse);

@@ -20,7 +20,7 @@ use std::ffi::CString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The items of an exact list or tuple (`None` for anything else).
-fn items<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
+fn items<'py>(obj: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
     if let Ok(l) = obj.cast_exact::<PyList>() {
         return Some(l.iter().collect());
     }
