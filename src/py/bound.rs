@@ -72,8 +72,8 @@ impl EncodingCalls {
         EncodingCalls { core, owner: Mutex::new(Some(owner)) }
     }
 
-    /// `Encoding.encode`.
-    #[pyo3(signature = (*args, **kwargs))]
+    /// `Encoding.encode` (this instance's fast path; every other call goes to the class method).
+    #[pyo3(signature = (*args, **kwargs), text_signature = "($self, text, *, allowed_special=..., disallowed_special='all')")]
     fn encode<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
         match fast_args(args, kwargs)? {
             Some((text, policy)) => Ok(self.core.get().list_call(py, &text, policy)?.into_any()),
@@ -81,8 +81,8 @@ impl EncodingCalls {
         }
     }
 
-    /// `Encoding.encode_to_numpy`.
-    #[pyo3(signature = (*args, **kwargs))]
+    /// `Encoding.encode_to_numpy` (this instance's fast path; every other call goes to the class method).
+    #[pyo3(signature = (*args, **kwargs), text_signature = "($self, text, *, allowed_special=..., disallowed_special='all')")]
     fn encode_to_numpy<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
         match fast_args(args, kwargs)? {
             Some((text, policy)) => Ok(self.core.get().numpy_call(py, &text, policy)?.into_any()),
@@ -90,8 +90,8 @@ impl EncodingCalls {
         }
     }
 
-    /// `Encoding.count`.
-    #[pyo3(signature = (*args, **kwargs))]
+    /// `Encoding.count` (this instance's fast path; every other call goes to the class method).
+    #[pyo3(signature = (*args, **kwargs), text_signature = "($self, text, *, allowed_special=..., disallowed_special='all')")]
     fn count<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
         match fast_args(args, kwargs)? {
             Some((text, policy)) => Ok(self.core.get().count_call(py, &text, policy)?.into_pyobject(py)?.into_any()),
