@@ -42,16 +42,16 @@ _BATCH_ARGS = {_REFUSE: ([], True), _ALLOW_ALL: (None, False), _ORDINARY: ([], F
 
 def _fast_policy(allowed_special: object, disallowed_special: object) -> int | None:
     """The policy code of a fast call, or ``None`` for the general path (as ``Policy::of``)."""
-    if not allowed_special and allowed_special.__class__ in _EMPTY_SETS:
-        if disallowed_special.__class__ is str and disallowed_special == "all":
+    # classes first: no user __bool__ / __eq__ runs here (an array would raise on truth testing)
+    disallowed_all = disallowed_special.__class__ is str and disallowed_special == "all"
+    disallowed_none = disallowed_special.__class__ in _EMPTY_COLLECTIONS and not disallowed_special
+    if allowed_special.__class__ in _EMPTY_SETS and not allowed_special:
+        if disallowed_all:
             return _REFUSE
-        if not disallowed_special and disallowed_special.__class__ in _EMPTY_COLLECTIONS:
+        if disallowed_none:
             return _ORDINARY
-    elif allowed_special.__class__ is str and allowed_special == "all":
-        if (disallowed_special.__class__ is str and disallowed_special == "all") or (
-            not disallowed_special and disallowed_special.__class__ in _EMPTY_COLLECTIONS
-        ):
-            return _ALLOW_ALL
+    elif allowed_special.__class__ is str and allowed_special == "all" and (disallowed_all or disallowed_none):
+        return _ALLOW_ALL
     return None
 
 
