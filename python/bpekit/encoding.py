@@ -37,7 +37,9 @@ _EMPTY_COLLECTIONS = (tuple, list, set, frozenset)
 # not take goes back to the method defined here, so results and errors are the same).
 _BOUND_CALLS = ("encode", "encode_to_numpy", "count")
 # The core's batch arguments (allowed specials, refuse) of each policy: [] none, None all.
-_BATCH_ARGS = {_REFUSE: ([], True), _ALLOW_ALL: (None, False), _ORDINARY: ([], False)}
+_BATCH_ARGS: dict[int, tuple[list[str] | None, bool]] = {
+    _REFUSE: ([], True), _ALLOW_ALL: (None, False), _ORDINARY: ([], False)
+}
 
 
 def _fast_policy(allowed_special: object, disallowed_special: object) -> int | None:
@@ -298,7 +300,7 @@ class Encoding:
     ) -> list[str]:
         """Decodes many token sequences."""
         if (texts := self._core_bpe.decode_batch_str(batch, errors, num_threads)) is not None:
-            return texts  # type: ignore[no-any-return]  (lists/tuples of ints: one core call)
+            return texts  # type: ignore[no-any-return]  # lists/tuples of ints: one core call
         return [b.decode("utf-8", errors=errors) for b in self.decode_bytes_batch(batch, num_threads=num_threads)]
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
