@@ -15,6 +15,7 @@ use crate::parallel;
 use crate::vocab::Rank;
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::sync::critical_section::with_critical_section;
 use pyo3::types::{PyInt, PyList, PyString, PyTuple};
 use std::ffi::CString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -28,11 +29,18 @@ fn items<'py>(obj: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
 }
 
 /// The ids of one sequence: an exact list or tuple of exact `int`s in `0..2**32`, else `None`.
+/// On free-threaded CPython a list is read inside its critical section (a no-op with the GIL),
+/// so no other thread can drop an item while it is borrowed.
 fn ids(seq: &Bound<'_, PyAny>) -> Option<Vec<Rank>> {
+    with_critical_section(seq, || read_ids(seq))
+}
+
+fn read_ids(seq: &Bound<'_, PyAny>) -> Option<Vec<Rank>> {
     let p = seq.as_ptr();
-    // SAFETY: `p` is a live list or tuple (checked); its items are borrowed, read with the GIL
-    // held and never stored, so no reference count is touched (each increment would write to
-    // an int object spread over the heap: a third of the time of this loop).
+    // SAFETY: `p` is a live list or tuple (checked) that no thread can change meanwhile (the GIL
+    // or the critical section); its items are borrowed, only read, never stored, so no reference
+    // count is touched (each increment would write to an int object spread over the heap: a
+    // third of the time of this loop).
     unsafe {
         let (n, item): (ffi::Py_ssize_t, unsafe fn(*mut ffi::PyObject, ffi::Py_ssize_t) -> *mut ffi::PyObject) =
             if ffi::PyList_CheckExact(p) != 0 {
