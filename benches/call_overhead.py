@@ -1,11 +1,13 @@
 """Per-call cost of `Encoding` methods, and the calling thread's share of a 2-thread batch.
 
-Per call: microseconds per call of ``encode_ordinary``, ``encode``, ``encode_to_numpy`` and
+Per call: microseconds per call of ``encode_ordinary``, ``encode``, ``encode_to_numpy`` (also with
+``disallowed_special=()``, tiktoken's "no special handling", as benches/speed.py calls it) and
 ``count`` on an empty string, 10 bytes, ~200 bytes (an English paragraph) and 2 kB, best of
 ``--repeat`` timings of ``--number`` calls (the minimum is the figure a shared machine repeats).
 Batch: CPU time of the calling thread and of the whole process for the English corpus as one
-2-thread ``encode_ordinary_batch`` against the 1-thread per-document loop (best of 3), so the
-serial part (Amdahl) is visible even where wall-clock scaling is not measurable.
+2-thread ``encode_ordinary_batch`` (lists) and ``encode_batch_to_numpy`` (flat) against the
+1-thread per-document loop (best of 3), so the serial part (Amdahl) is visible even where
+wall-clock scaling is not measurable.
 
     PYTHONPATH=python BPEKIT_DATA_DIR=../shared/data/ranks python benches/call_overhead.py
 """
@@ -43,17 +45,22 @@ def process_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def batch_split(enc: bpekit.Encoding, docs: list[str]) -> dict[str, float]:
+def batch_split(enc: bpekit.Encoding, docs: list[str], numpy: bool) -> dict[str, float]:
+    def batch() -> object:
+        if numpy:
+            return enc.encode_batch_to_numpy(docs, num_threads=2, disallowed_special=())
+        return enc.encode_ordinary_batch(docs, num_threads=2)
+
     best: dict[str, float] = {}
     for _ in range(3):
         enc.pretoken_cache_bytes = enc.pretoken_cache_bytes  # empty the caches
-        c0, p0 = time.thread_time(), process_cpu()
+        c0 = time.thread_time()
         for d in docs:
-            enc.encode_ordinary(d)
+            enc.encode_to_numpy(d, disallowed_special=()) if numpy else enc.encode_ordinary(d)
         one = time.thread_time() - c0
         enc.pretoken_cache_bytes = enc.pretoken_cache_bytes
         c0, p0, w0 = time.thread_time(), process_cpu(), time.perf_counter()
-        enc.encode_ordinary_batch(docs, num_threads=2)
+        batch()
         caller, total, wall = time.thread_time() - c0, process_cpu() - p0, time.perf_counter() - w0
         for k, v in (("1-thread loop CPU", one), ("batch caller CPU", caller), ("batch total CPU", total),
                      ("batch wall", wall)):
@@ -73,6 +80,7 @@ def main() -> int:
         "encode_ordinary": enc.encode_ordinary,
         "encode": enc.encode,
         "encode_to_numpy": enc.encode_to_numpy,
+        "encode_to_numpy(disallowed_special=())": lambda t: enc.encode_to_numpy(t, disallowed_special=()),
         "count": enc.count,
     }
     samples = texts()
@@ -83,9 +91,10 @@ def main() -> int:
         print(f"| {name} | {' | '.join(cells)} |")
     if not a.no_batch:
         docs = corpora.english()
-        split = batch_split(enc, docs)
-        print(f"english, {len(docs)} documents, ms (best of 3): "
-              + ", ".join(f"{k} {v:.1f}" for k, v in split.items()))
+        for numpy in (False, True):
+            split = batch_split(enc, docs, numpy)
+            print(f"english, {len(docs)} documents, {'flat numpy' if numpy else 'lists'}, ms (best of 3): "
+                  + ", ".join(f"{k} {v:.1f}" for k, v in split.items()))
     return 0
 
 

@@ -26,10 +26,35 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 AllowedSpecial = Literal["all"] | AbstractSet[str]
-# The classes of an empty ``allowed_special`` that take the default policy's fast path (checked in
-# Rust: type, size limit, lone surrogates, any special token refused; see src/py/calls.rs).
-_EMPTY_SETS = (set, frozenset)
 DisallowedSpecial = Literal["all"] | Collection[str]
+# The special-token policies the core checks in one call (src/py/calls.rs ``Policy``: type, size
+# limit, lone surrogates, and for REFUSE any special token refused), by their codes.
+_REFUSE, _ALLOW_ALL, _ORDINARY = 0, 1, 2
+# The classes of an empty ``allowed_special`` (``disallowed_special``) that take those paths.
+_EMPTY_SETS = (set, frozenset)
+_EMPTY_COLLECTIONS = (tuple, list, set, frozenset)
+# The methods an instance binds to ``_core.EncodingCalls`` (no Python frame; any call the core does
+# not take goes back to the method defined here, so results and errors are the same).
+_BOUND_CALLS = ("encode", "encode_to_numpy", "count")
+# The core's batch arguments (allowed specials, refuse) of each policy: [] none, None all.
+_BATCH_ARGS: dict[int, tuple[list[str] | None, bool]] = {
+    _REFUSE: ([], True), _ALLOW_ALL: (None, False), _ORDINARY: ([], False)
+}
+
+
+def _fast_policy(allowed_special: object, disallowed_special: object) -> int | None:
+    """The policy code of a fast call, or ``None`` for the general path (as ``Policy::of``)."""
+    # classes first: no user __bool__ / __eq__ runs here (an array would raise on truth testing)
+    disallowed_all = disallowed_special.__class__ is str and disallowed_special == "all"
+    disallowed_none = disallowed_special.__class__ in _EMPTY_COLLECTIONS and not disallowed_special
+    if allowed_special.__class__ in _EMPTY_SETS and not allowed_special:
+        if disallowed_all:
+            return _REFUSE
+        if disallowed_none:
+            return _ORDINARY
+    elif allowed_special.__class__ is str and allowed_special == "all" and (disallowed_all or disallowed_none):
+        return _ALLOW_ALL
+    return None
 
 
 class Encoding:
@@ -94,9 +119,14 @@ class Encoding:
         self._special_tokens = dict(special_tokens)
         self._ranks_cache = mergeable_ranks
         max_ordinary = core.max_rank() or 0
-        if type(self).encode_ordinary is Encoding.encode_ordinary:  # not overridden by a subclass
+        cls = type(self)
+        if cls.encode_ordinary is Encoding.encode_ordinary:  # not overridden by a subclass
             # the same checks, result and errors as the method, less one Python call (~0.08 µs)
             self.encode_ordinary = core.encode_ordinary_str  # type: ignore[method-assign]
+        calls = _core.EncodingCalls(core, self)
+        for method in _BOUND_CALLS:
+            if getattr(cls, method) is getattr(Encoding, method):
+                setattr(self, method, getattr(calls, method))
         self.max_token_value = max(max_ordinary, max(special_tokens.values(), default=0))
 
     @property
@@ -122,11 +152,8 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> list[int]:
         """Encodes text; special tokens are refused unless allowed (tiktoken's policy)."""
-        if disallowed_special == "all":
-            if not allowed_special and allowed_special.__class__ in _EMPTY_SETS:
-                return self._core_bpe.encode_str(text, False)
-            if allowed_special == "all":
-                return self._core_bpe.encode_str(text, True)
+        if (policy := _fast_policy(allowed_special, disallowed_special)) is not None:
+            return self._core_bpe.encode_str(text, policy)
         text = _check_text(text)
         allowed = self._check_special(text, allowed_special, disallowed_special)
         return _valid_text(self._core_bpe.encode, text, allowed)
@@ -139,11 +166,8 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> npt.NDArray[np.uint32]:
         """As :meth:`encode`, as a ``uint32`` numpy array (no intermediate list)."""
-        if disallowed_special == "all":
-            if not allowed_special and allowed_special.__class__ in _EMPTY_SETS:
-                return self._core_bpe.encode_to_numpy_str(text, False)
-            if allowed_special == "all":
-                return self._core_bpe.encode_to_numpy_str(text, True)
+        if (policy := _fast_policy(allowed_special, disallowed_special)) is not None:
+            return self._core_bpe.encode_to_numpy_str(text, policy)
         text = _check_text(text)
         allowed = self._check_special(text, allowed_special, disallowed_special)
         return _valid_text(self._core_bpe.encode_to_numpy, text, allowed)
@@ -156,11 +180,8 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> int:
         """``len(encode(text, ...))`` without building the list."""
-        if disallowed_special == "all":
-            if not allowed_special and allowed_special.__class__ in _EMPTY_SETS:
-                return self._core_bpe.count_str(text, False)
-            if allowed_special == "all":
-                return self._core_bpe.count_str(text, True)
+        if (policy := _fast_policy(allowed_special, disallowed_special)) is not None:
+            return self._core_bpe.count_str(text, policy)
         text = _check_text(text)
         allowed = self._check_special(text, allowed_special, disallowed_special)
         return _valid_text(self._core_bpe.count, text, allowed)
@@ -178,8 +199,8 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> list[list[int]]:
         """Encodes many texts in parallel, with :meth:`encode`'s special-token policy."""
-        if disallowed_special == "all" and not allowed_special and allowed_special.__class__ in _EMPTY_SETS:
-            return self._core_bpe.encode_batch_lists(text, num_threads, [], True)
+        if (policy := _fast_policy(allowed_special, disallowed_special)) is not None:
+            return self._core_bpe.encode_batch_lists(text, num_threads, *_BATCH_ARGS[policy])
         texts = _check_batch(text)
         threads = _check_threads(num_threads)
         allowed = self._check_special_batch(texts, allowed_special, disallowed_special)
@@ -197,10 +218,12 @@ class Encoding:
 
         The ids of text ``i`` are ``flat[offsets[i]:offsets[i + 1]]``.
         """
+        if (policy := _fast_policy(allowed_special, disallowed_special)) is not None:
+            return self._core_bpe.encode_batch_numpy(text, num_threads, *_BATCH_ARGS[policy])
         texts = _check_batch(text)
         threads = _check_threads(num_threads)
         allowed = self._check_special_batch(texts, allowed_special, disallowed_special)
-        return _valid_texts(self._core_bpe.encode_batch_flat, texts, allowed, threads)
+        return self._core_bpe.encode_batch_numpy(texts, threads, allowed, False)
 
     def encode_with_unstable(
         self,
@@ -276,6 +299,8 @@ class Encoding:
         self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
     ) -> list[str]:
         """Decodes many token sequences."""
+        if (texts := self._core_bpe.decode_batch_str(batch, errors, num_threads)) is not None:
+            return texts  # type: ignore[no-any-return]  # lists/tuples of ints: one core call
         return [b.decode("utf-8", errors=errors) for b in self.decode_bytes_batch(batch, num_threads=num_threads)]
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:

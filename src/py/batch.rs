@@ -22,24 +22,24 @@ use std::sync::mpsc;
 
 /// Chunks per pool thread (more: finer load balance and a shorter serial tail; fewer: less
 /// channel traffic).
-const CHUNKS_PER_THREAD: usize = 8;
+pub(super) const CHUNKS_PER_THREAD: usize = 8;
 /// No chunk smaller than this many bytes (unless the batch is).
-const MIN_CHUNK_BYTES: usize = 16 << 10;
+pub(super) const MIN_CHUNK_BYTES: usize = 16 << 10;
 
-type Encoded = Result<Vec<Rank>, Fail>;
+pub(super) type Encoded = Result<Vec<Rank>, Fail>;
 
 /// The first failure of a batch as the Python side reports it: a disallowed special token in any
 /// text wins over a core error (the special-token check runs over the whole batch first), and
 /// among each kind the lowest index wins.
 #[derive(Default)]
-struct FirstFail {
+pub(super) struct FirstFail {
     special: Option<(usize, String)>,
     core: Option<(usize, crate::Error)>,
-    panic: Option<Box<dyn std::any::Any + Send>>,
+    pub(super) panic: Option<Box<dyn std::any::Any + Send>>,
 }
 
 impl FirstFail {
-    fn add(&mut self, i: usize, f: Fail) {
+    pub(super) fn add(&mut self, i: usize, f: Fail) {
         match f {
             Fail::Special(s) => {
                 if !matches!(self.special, Some((j, _)) if j < i) {
@@ -54,7 +54,7 @@ impl FirstFail {
         }
     }
 
-    fn into_err(self, py: Python<'_>) -> Option<PyErr> {
+    pub(super) fn into_err(self, py: Python<'_>) -> Option<PyErr> {
         if let Some(p) = self.panic {
             return Some(panic_err(py, p));
         }
@@ -65,8 +65,18 @@ impl FirstFail {
     }
 }
 
-/// Index ranges of `texts`, each about `target` bytes (at least one text).
-fn chunks(texts: &[Cow<'_, str>], target: usize) -> Vec<(usize, usize)> {
+/// Index ranges of `texts`, each about `target` bytes (at least one text), largest first: the
+/// pool takes spawned chunks in order, so a huge text starts first instead of last (a 230 kB
+/// module among 1 MB of code left one thread alone with it at the end).
+pub(super) fn chunks(texts: &[Cow<'_, str>], target: usize) -> Vec<(usize, usize)> {
+    let mut out = ranges(texts, target);
+    let size = |&(a, b): &(usize, usize)| texts[a..b].iter().map(|t| t.len()).sum::<usize>();
+    out.sort_by_cached_key(|r| std::cmp::Reverse(size(r)));
+    out
+}
+
+/// Index ranges of `texts`, each about `target` bytes, in order.
+fn ranges(texts: &[Cow<'_, str>], target: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let (mut start, mut bytes) = (0, 0);
     for (i, t) in texts.iter().enumerate() {

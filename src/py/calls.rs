@@ -13,12 +13,78 @@ use super::text::join_surrogates;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 use std::borrow::Cow;
 
 /// Inputs shorter than this (UTF-8 bytes) are encoded with the GIL held: releasing and re-taking
 /// it costs more than the encoding of a short text (measured: src/PERFORMANCE.md).
 pub const HOLD_GIL_BELOW: usize = 2048;
+
+/// The special-token policies that take the fast path (tiktoken's rules, `Encoding.encode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// The default (`allowed_special` empty, `disallowed_special="all"`): any special token in
+    /// the text is an error, none is matched.
+    Refuse,
+    /// `allowed_special="all"` (with `disallowed_special` `"all"` or empty): every special matched.
+    All,
+    /// `allowed_special` empty, `disallowed_special` empty: special-token text is ordinary text.
+    Ordinary,
+}
+
+impl Policy {
+    /// The policy code the Python side passes (`0`, `1`, `2` as in `bpekit.encoding`).
+    pub fn from_code(code: u8) -> PyResult<Self> {
+        match code {
+            0 => Ok(Policy::Refuse),
+            1 => Ok(Policy::All),
+            2 => Ok(Policy::Ordinary),
+            _ => Err(pyo3::exceptions::PyValueError::new_err(format!("unknown policy code {code}"))),
+        }
+    }
+
+    /// The policy of `allowed_special` / `disallowed_special` (`None`: not given, the default),
+    /// when it is one of the three; `None` sends the call to the general (Python) path. Only exact
+    /// builtin types are recognised, so no user `__eq__`, `__len__` or `__iter__` is skipped.
+    pub fn of(allowed: Option<&Bound<'_, PyAny>>, disallowed: Option<&Bound<'_, PyAny>>) -> Option<Self> {
+        let allowed_empty = allowed.map_or(true, is_empty_set);
+        let disallowed_all = disallowed.map_or(true, is_all);
+        if allowed_empty {
+            if disallowed_all {
+                return Some(Policy::Refuse);
+            }
+            return disallowed.filter(|d| is_empty_collection(d)).map(|_| Policy::Ordinary);
+        }
+        if allowed.is_some_and(is_all) && (disallowed_all || disallowed.is_some_and(is_empty_collection)) {
+            return Some(Policy::All);
+        }
+        None
+    }
+}
+
+/// An exact `str` equal to `"all"`.
+fn is_all(obj: &Bound<'_, PyAny>) -> bool {
+    obj.cast_exact::<PyString>().is_ok_and(|s| s.to_str().is_ok_and(|s| s == "all"))
+}
+
+/// An empty exact `set` or `frozenset` (what `allowed_special`'s fast path takes).
+fn is_empty_set(obj: &Bound<'_, PyAny>) -> bool {
+    match obj.cast_exact::<PySet>() {
+        Ok(s) => s.is_empty(),
+        Err(_) => obj.cast_exact::<PyFrozenSet>().is_ok_and(|s| s.is_empty()),
+    }
+}
+
+/// An empty exact `tuple`, `list`, `set` or `frozenset` (`disallowed_special=()` and the like).
+fn is_empty_collection(obj: &Bound<'_, PyAny>) -> bool {
+    if let Ok(t) = obj.cast_exact::<PyTuple>() {
+        return t.is_empty();
+    }
+    if let Ok(l) = obj.cast_exact::<PyList>() {
+        return l.is_empty();
+    }
+    is_empty_set(obj)
+}
 
 /// Why an encode failed: a disallowed special token (its text) or a core error.
 #[derive(Debug)]

@@ -1,7 +1,8 @@
 //! `bpekit._core.CoreBPE`: the Rust encoder as seen from Python (`bpekit.Encoding` wraps it).
 
 use super::batch::encode_lists;
-use super::calls::{batch_items, batch_texts, encode_call, text_arg, threads_arg, Fail};
+use super::flat::{encode_flat, FlatBatch};
+use super::calls::{batch_items, batch_texts, encode_call, text_arg, threads_arg, Fail, Policy};
 use super::ints::IdInts;
 use super::{run, to_py_err};
 use crate::core::CoreBpe;
@@ -10,20 +11,32 @@ use crate::parallel;
 use crate::vocab::Rank;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use std::collections::HashMap;
 
-/// One flat array of ids and the offsets where each text's ids start (numpy, zero-copy).
-type FlatBatch<'py> = (Bound<'py, PyArray1<Rank>>, Bound<'py, PyArray1<i64>>);
+/// Outputs up to this many ids are copied into an array numpy allocates; longer ones are handed
+/// over without a copy (the `Vec` becomes the array's memory). Numbers in src/PERFORMANCE.md,
+/// "Numpy output and batches, fourth round".
+const COPY_IDS_BELOW: usize = 1 << 16;
+
+/// `ids` as a numpy `uint32` array: copied when short (one allocation, no owner object), moved
+/// when long (no copy).
+pub(super) fn ids_array(py: Python<'_>, ids: Vec<Rank>) -> Bound<'_, PyArray1<Rank>> {
+    if ids.len() < COPY_IDS_BELOW {
+        PyArray1::from_slice(py, &ids)
+    } else {
+        ids.into_pyarray(py)
+    }
+}
+
 
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct CoreBPE {
     core: CoreBpe,
     /// special string -> its index in `core.specials.tokens` (for building allowed masks).
     special_index: HashMap<String, usize>,
-    /// The allowed masks "every special" and "none".
+    /// The allowed mask "every special".
     every: Vec<bool>,
-    none: Vec<bool>,
     /// The Python int of each id (list output).
     ints: IdInts,
 }
@@ -33,7 +46,7 @@ impl From<CoreBpe> for CoreBPE {
         let special_index = core.specials.tokens.iter().enumerate().map(|(i, (s, _))| (s.clone(), i)).collect();
         let n = core.specials.tokens.len();
         let max_id = core.vocab.encoder.values().chain(core.specials.tokens.iter().map(|(_, id)| id)).copied().max();
-        CoreBPE { core, special_index, every: vec![true; n], none: vec![false; n], ints: IdInts::new(max_id) }
+        CoreBPE { core, special_index, every: vec![true; n], ints: IdInts::new(max_id) }
     }
 }
 
@@ -66,6 +79,44 @@ impl CoreBPE {
             return Err(Fail::Special(text[f.start..f.end].to_string()));
         }
         Ok(self.core.encode_ordinary(text)?)
+    }
+
+    /// `encode` under a fast-path policy.
+    pub(super) fn encode_with(&self, text: &str, policy: Policy) -> Result<Vec<Rank>, Fail> {
+        match policy {
+            Policy::Refuse => self.encode_policy(text, true),
+            Policy::All => self.encode_policy(text, false),
+            Policy::Ordinary => Ok(self.core.encode_ordinary(text)?),
+        }
+    }
+
+    /// One `encode` call from Python: the argument checked (module `calls`), a list of ints.
+    pub(super) fn list_call<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: Policy) -> PyResult<Bound<'py, PyList>> {
+        let text = text_arg(text)?;
+        let ids = encode_call(py, text.len(), || self.encode_with(&text, policy))?;
+        self.ints.list(py, &ids)
+    }
+
+    /// One `encode_to_numpy` call from Python (see [`ids_array`]).
+    pub(super) fn numpy_call<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: Policy) -> PyResult<Bound<'py, PyArray1<Rank>>> {
+        let text = text_arg(text)?;
+        let ids = encode_call(py, text.len(), || self.encode_with(&text, policy))?;
+        Ok(ids_array(py, ids))
+    }
+
+    /// One `count` call from Python.
+    pub(super) fn count_call(&self, py: Python<'_>, text: &Bound<'_, PyAny>, policy: Policy) -> PyResult<usize> {
+        let text = text_arg(text)?;
+        encode_call(py, text.len(), || match policy {
+            Policy::All => Ok(self.core.count(&text, &self.every)?),
+            Policy::Ordinary => Ok(self.core.count_ordinary(&text)?),
+            Policy::Refuse => {
+                if let Some(f) = self.core.specials.find_allowed(text.as_bytes(), 0, &self.every) {
+                    return Err(Fail::Special(text[f.start..f.end].to_string()));
+                }
+                Ok(self.core.count_ordinary(&text)?)
+            }
+        })
     }
 
     /// The mask of allowed specials: `None` = every special token, else the named ones.
@@ -148,32 +199,19 @@ impl CoreBPE {
         self.ints.list(py, &ids)
     }
 
-    /// `Encoding.encode` with the default policy (`allow_all=False`) or `allowed_special="all"`.
-    fn encode_str<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, allow_all: bool) -> PyResult<Bound<'py, PyList>> {
-        let text = text_arg(text)?;
-        let ids = encode_call(py, text.len(), || self.encode_policy(&text, !allow_all))?;
-        self.ints.list(py, &ids)
+    /// `Encoding.encode` under a fast-path policy (`Policy::from_code`: 0 refuse, 1 all, 2 ordinary).
+    fn encode_str<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: u8) -> PyResult<Bound<'py, PyList>> {
+        self.list_call(py, text, Policy::from_code(policy)?)
     }
 
     /// `Encoding.encode_to_numpy`, policies as `encode_str`.
-    fn encode_to_numpy_str<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, allow_all: bool) -> PyResult<Bound<'py, PyArray1<Rank>>> {
-        let text = text_arg(text)?;
-        let ids = encode_call(py, text.len(), || self.encode_policy(&text, !allow_all))?;
-        Ok(ids.into_pyarray(py))
+    fn encode_to_numpy_str<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: u8) -> PyResult<Bound<'py, PyArray1<Rank>>> {
+        self.numpy_call(py, text, Policy::from_code(policy)?)
     }
 
     /// `Encoding.count`, policies as `encode_str`.
-    fn count_str(&self, py: Python<'_>, text: &Bound<'_, PyAny>, allow_all: bool) -> PyResult<usize> {
-        let text = text_arg(text)?;
-        encode_call(py, text.len(), || {
-            if allow_all {
-                return Ok(self.core.count(&text, &self.every)?);
-            }
-            if let Some(f) = self.core.specials.find_allowed(text.as_bytes(), 0, &self.every) {
-                return Err(Fail::Special(text[f.start..f.end].to_string()));
-            }
-            Ok(self.core.count(&text, &self.none)?)
-        })
+    fn count_str(&self, py: Python<'_>, text: &Bound<'_, PyAny>, policy: u8) -> PyResult<usize> {
+        self.count_call(py, text, Policy::from_code(policy)?)
     }
 
     /// `Encoding.encode_batch` / `encode_ordinary_batch`: `refuse` = the default policy, else the
@@ -195,6 +233,26 @@ impl CoreBPE {
         }
         let mask = self.allowed(allowed_special);
         encode_lists(py, &self.ints, &texts, threads, |t| Ok(self.core.encode(t, &mask)?.0))
+    }
+
+    /// `Encoding.encode_batch_to_numpy`, arguments as `encode_batch_lists`.
+    #[pyo3(signature = (texts, num_threads, allowed_special, refuse))]
+    fn encode_batch_numpy<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        num_threads: &Bound<'py, PyAny>,
+        allowed_special: Option<Vec<String>>,
+        refuse: bool,
+    ) -> PyResult<FlatBatch<'py>> {
+        let items = batch_items(texts)?;
+        let threads = threads_arg(num_threads)?;
+        let texts = batch_texts(&items)?;
+        if refuse {
+            return encode_flat(py, &texts, threads, |t| self.encode_policy(t, true));
+        }
+        let mask = self.allowed(allowed_special);
+        encode_flat(py, &texts, threads, |t| Ok(self.core.encode(t, &mask)?.0))
     }
 
     // ---- encoding, arguments checked by the caller ----
@@ -246,25 +304,13 @@ impl CoreBPE {
         run(py, || self.core.pretokenizer.split(text))
     }
 
-    /// Encodes a batch into one flat uint32 array plus int64 offsets (len = n + 1).
+    /// Encodes a batch into one flat uint32 array plus int64 offsets (len = n + 1); arguments
+    /// checked by the caller (lone surrogates are fixed here).
     #[pyo3(signature = (texts, allowed_special, num_threads = 0))]
-    fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<String>, allowed_special: Option<Vec<String>>, num_threads: usize) -> PyResult<FlatBatch<'py>> {
+    fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>, allowed_special: Option<Vec<String>>, num_threads: usize) -> PyResult<FlatBatch<'py>> {
         let mask = self.allowed(allowed_special);
-        let (flat, offsets) = run(py, || {
-            let parts: Vec<Vec<Rank>> = parallel::map(&texts, num_threads, |t| self.core.encode(t, &mask).map(|r| r.0))
-                .into_iter()
-                .collect::<crate::Result<_>>()?;
-            let total = parts.iter().map(|p| p.len()).sum();
-            let mut flat = Vec::with_capacity(total);
-            let mut offsets = Vec::with_capacity(parts.len() + 1);
-            offsets.push(0i64);
-            for p in parts {
-                flat.extend_from_slice(&p);
-                offsets.push(flat.len() as i64);
-            }
-            Ok((flat, offsets))
-        })?;
-        Ok((flat.into_pyarray(py), offsets.into_pyarray(py)))
+        let texts = batch_texts(&texts)?;
+        encode_flat(py, &texts, num_threads, |t| Ok(self.core.encode(t, &mask)?.0))
     }
 
     #[pyo3(signature = (texts, allowed_special, num_threads = 0))]
@@ -278,6 +324,11 @@ impl CoreBPE {
     fn decode_bytes<'py>(&self, py: Python<'py>, tokens: Vec<Rank>) -> PyResult<Bound<'py, PyBytes>> {
         let b = run(py, || self.core.decode_bytes(&tokens))?;
         Ok(PyBytes::new(py, &b))
+    }
+
+    /// `Encoding.decode_batch` in one call, or `None` where the general path must decide.
+    fn decode_batch_str<'py>(&self, batch: &Bound<'py, PyAny>, errors: &Bound<'py, PyAny>, num_threads: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyList>>> {
+        super::decode::decode_batch(&self.core, batch, errors, num_threads)
     }
 
     #[pyo3(signature = (batch, num_threads = 0))]

@@ -1,8 +1,11 @@
 //! The PyO3 binding: type conversion, GIL release, and error mapping. No algorithm lives here.
 
 mod batch;
+mod bound;
 mod calls;
+mod decode;
 mod encoder;
+mod flat;
 mod ints;
 mod pairbpe;
 mod text;
@@ -81,6 +84,7 @@ pub(crate) fn panic_err(py: Python<'_>, p: Box<dyn std::any::Any + Send>) -> PyE
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encoder::CoreBPE>()?;
+    m.add_class::<bound::EncodingCalls>()?;
     m.add_function(wrap_pyfunction!(encoder::parse_tiktoken_ranks, m)?)?;
     m.add_class::<pairbpe::PairBPE>()?;
     m.add("PAIR_DROP", crate::pairbpe::DROP)?;

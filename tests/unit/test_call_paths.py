@@ -1,10 +1,11 @@
 """The fast call paths of `Encoding` (checks in Rust, src/py/calls.rs) against the general path.
 
-``encode``, ``encode_to_numpy`` and ``count`` with the default policy (``allowed_special`` an empty
-set or frozenset, ``disallowed_special="all"``) or with ``allowed_special="all"``,
-``encode_ordinary`` and the list batches check their arguments in Rust. Any other argument takes
-the general path (the Python checks, then the core), which is the reference here: an empty
-*tuple* as ``allowed_special`` means the same policy and goes through it. Every input must give
+``encode``, ``encode_to_numpy`` and ``count`` (bound on the instance, src/py/bound.rs) with the
+default policy (``allowed_special`` an empty set or frozenset, ``disallowed_special="all"``), with
+no special-token handling (both empty, e.g. ``disallowed_special=()``) or with
+``allowed_special="all"``, ``encode_ordinary`` and the batches check their arguments in Rust. Any
+other argument takes the general path (the Python checks, then the core), which is the reference
+here: an empty *tuple* as ``allowed_special`` means the empty set and goes through it. Every input must give
 the same ids, or the same exception type and message, both ways: types, the size limit, lone
 surrogates, disallowed specials (in a batch: the first text that holds one), sizes on both sides
 of the GIL threshold, batches on 1-3 threads in order, and one encoding shared by 4 threads.
@@ -54,22 +55,42 @@ def random_texts(n: int, seed: int, max_len: int = 40) -> list[str]:
     return ["".join(rng.choice(ALPHABET) for _ in range(rng.randrange(max_len))) for _ in range(n)]
 
 
-# the fast call, and the same call through the general path
+# The fast call, and the same call through the general path. ``allowed_special=()`` (a tuple) and
+# a frozenset naming every special take the general path with the meaning of the empty set and
+# "all"; the bound methods' fallback is ``Encoding``'s own method.
+def every(e: bpekit.Encoding) -> frozenset[str]:
+    return frozenset(e.special_tokens_set)
+
+
 PAIRS = {
     "encode": (lambda e, t: e.encode(t), lambda e, t: e.encode(t, allowed_special=())),
     "encode frozenset": (lambda e, t: e.encode(t, allowed_special=frozenset()),
                          lambda e, t: e.encode(t, disallowed_special=e.special_tokens_set)),
     "encode all": (lambda e, t: e.encode(t, allowed_special="all"),
-                   lambda e, t: e.encode(t, allowed_special="all", disallowed_special=())),
-    "encode_ordinary": (lambda e, t: e.encode_ordinary(t), lambda e, t: e.encode(t, disallowed_special=())),
+                   lambda e, t: e.encode(t, allowed_special=every(e))),
+    "encode all, disallowed=()": (lambda e, t: e.encode(t, allowed_special="all", disallowed_special=()),
+                                  lambda e, t: e.encode(t, allowed_special=every(e), disallowed_special=())),
+    "encode disallowed=()": (lambda e, t: e.encode(t, disallowed_special=()),
+                             lambda e, t: e.encode(t, allowed_special=(), disallowed_special=())),
+    "encode_ordinary": (lambda e, t: e.encode_ordinary(t),
+                        lambda e, t: e.encode(t, allowed_special=(), disallowed_special=())),
     "encode_to_numpy": (lambda e, t: e.encode_to_numpy(t), lambda e, t: e.encode_to_numpy(t, allowed_special=())),
     "encode_to_numpy all": (lambda e, t: e.encode_to_numpy(t, allowed_special="all"),
-                            lambda e, t: e.encode(t, allowed_special="all", disallowed_special=())),
+                            lambda e, t: e.encode(t, allowed_special=every(e))),
+    "encode_to_numpy disallowed=()": (lambda e, t: e.encode_to_numpy(t, disallowed_special=()),
+                                      lambda e, t: e.encode_ordinary(t)),
+    "encode_to_numpy disallowed=set()": (lambda e, t: e.encode_to_numpy(t, allowed_special=set(), disallowed_special=set()),
+                                         lambda e, t: e.encode_to_numpy(t, allowed_special=(), disallowed_special=[])),
     "count": (lambda e, t: e.count(t), lambda e, t: e.count(t, allowed_special=())),
     "count all": (lambda e, t: e.count(t, allowed_special="all"),
-                  lambda e, t: len(e.encode(t, allowed_special="all", disallowed_special=()))),
+                  lambda e, t: len(e.encode(t, allowed_special=every(e)))),
+    "count disallowed=[]": (lambda e, t: e.count(t, disallowed_special=[]),
+                            lambda e, t: e.count(t, allowed_special=(), disallowed_special=())),
+    "class method": (lambda e, t: e.encode_to_numpy(t), lambda e, t: bpekit.Encoding.encode_to_numpy(e, t)),
     "batch of one": (lambda e, t: e.encode_batch([t], num_threads=2)[0],
                      lambda e, t: e.encode_batch([t], num_threads=2, allowed_special=())[0]),
+    "numpy batch of one": (lambda e, t: e.encode_batch_to_numpy([t], num_threads=2)[0],
+                           lambda e, t: e.encode_batch_to_numpy([t], num_threads=2, allowed_special=())[0]),
 }  # fmt: skip
 
 

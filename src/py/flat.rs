@@ -1,0 +1,126 @@
+//! Batches with flat numpy output: one `uint32` array of every text's ids and `int64` offsets.
+//!
+//! Performance note: the first version mapped texts to one `Vec` each on the pool, collected them
+//! and concatenated them on one thread, after the Python checks had copied every text into a
+//! `String` and scanned each for specials in a Python loop. Here, as for list batches
+//! (`batch.rs`), the texts are borrowed (CPython's UTF-8 view, checked in `calls.rs`) and cut into
+//! chunks by bytes; each worker appends its chunk's ids to one buffer and its ends to another. The
+//! calling thread waits with the GIL released, then allocates the two arrays at their final
+//! length and copies the chunks in (a memcpy: ~0.1 ms per million ids). One chunk (a small batch,
+//! one thread) becomes the array without a copy when it is long. Numbers in src/PERFORMANCE.md,
+//! "Numpy output and batches, fourth round".
+
+use super::batch::{chunks, Encoded, FirstFail, CHUNKS_PER_THREAD, MIN_CHUNK_BYTES};
+use super::calls::{Fail, HOLD_GIL_BELOW};
+use super::encoder::ids_array;
+use crate::parallel;
+use crate::vocab::Rank;
+use numpy::{PyArray1, PyArrayMethods};
+use pyo3::prelude::*;
+use std::borrow::Cow;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+/// One flat array of ids and the offsets where each text's ids start (`len(texts) + 1`).
+pub type FlatBatch<'py> = (Bound<'py, PyArray1<Rank>>, Bound<'py, PyArray1<i64>>);
+
+/// The ids of a run of texts, back to back, and where each text's ids end (from the run's start).
+#[derive(Default)]
+struct Part {
+    ids: Vec<Rank>,
+    ends: Vec<i64>,
+    fails: Vec<(usize, Fail)>,
+}
+
+impl Part {
+    /// Encodes `texts` (the first has index `start` in the batch) into one part.
+    fn encode(texts: &[Cow<'_, str>], start: usize, encode: &(impl Fn(&str) -> Encoded + Sync)) -> Part {
+        let bytes: usize = texts.iter().map(|t| t.len()).sum();
+        let mut part = Part { ids: Vec::with_capacity(bytes / 4 + 1), ends: Vec::with_capacity(texts.len()), fails: Vec::new() };
+        for (i, t) in texts.iter().enumerate() {
+            match encode(t) {
+                Ok(ids) => part.ids.extend_from_slice(&ids),
+                Err(f) => part.fails.push((start + i, f)),
+            }
+            part.ends.push(part.ids.len() as i64);
+        }
+        part
+    }
+}
+
+/// `encode` of every text into one flat array plus offsets, on `threads` threads (`0` = one per
+/// core); the first failure (see [`FirstFail`]) is raised instead.
+pub fn encode_flat<'py, F>(py: Python<'py>, texts: &[Cow<'_, str>], threads: usize, encode: F) -> PyResult<FlatBatch<'py>>
+where
+    F: Fn(&str) -> Encoded + Sync,
+{
+    let total: usize = texts.iter().map(|t| t.len()).sum();
+    let threads = parallel::thread_count(threads);
+    let work = |a: usize, b: usize| catch_unwind(AssertUnwindSafe(|| Part::encode(&texts[a..b], a, &encode)));
+    let parts: Vec<std::thread::Result<Part>> = if threads == 1 || total < 2 * MIN_CHUNK_BYTES || texts.len() < 2 {
+        if total < HOLD_GIL_BELOW {
+            vec![work(0, texts.len())]
+        } else {
+            py.detach(|| vec![work(0, texts.len())])
+        }
+    } else {
+        let target = (total / (threads * CHUNKS_PER_THREAD)).max(MIN_CHUNK_BYTES);
+        let ranges = chunks(texts, target);
+        let slots: Vec<Mutex<Option<std::thread::Result<Part>>>> = ranges.iter().map(|_| Mutex::new(None)).collect();
+        py.detach(|| {
+            parallel::pool(threads).in_place_scope(|s| {
+                for (&(a, b), slot) in ranges.iter().zip(&slots) {
+                    let work = &work;
+                    s.spawn(move |_| *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(work(a, b)));
+                }
+            })
+        });
+        let mut done: Vec<_> = ranges.iter().zip(slots).map(|(&(a, _), m)| (a, m.into_inner().unwrap_or_else(|e| e.into_inner()))).collect();
+        done.sort_unstable_by_key(|&(a, _)| a); // chunks ran largest first: back in text order
+        done.into_iter().map(|(_, part)| part.expect("every chunk ran")).collect()
+    };
+    assemble(py, texts.len(), parts)
+}
+
+/// The arrays of `parts` (in order, `n` texts in all), or the batch's first failure.
+fn assemble(py: Python<'_>, n: usize, parts: Vec<std::thread::Result<Part>>) -> PyResult<FlatBatch<'_>> {
+    let mut fail = FirstFail::default();
+    let mut ok = Vec::with_capacity(parts.len());
+    for part in parts {
+        match part {
+            Err(p) => fail.panic = Some(p),
+            Ok(mut part) => {
+                for (i, f) in part.fails.drain(..) {
+                    fail.add(i, f);
+                }
+                ok.push(part);
+            }
+        }
+    }
+    if let Some(e) = fail.into_err(py) {
+        return Err(e);
+    }
+    let mut offsets = Vec::with_capacity(n + 1);
+    offsets.push(0i64);
+    let mut base = 0i64;
+    for part in &ok {
+        offsets.extend(part.ends.iter().map(|e| base + e));
+        base += part.ids.len() as i64;
+    }
+    let offsets = PyArray1::from_vec(py, offsets);
+    if ok.len() == 1 {
+        let part = ok.pop().expect("one part");
+        return Ok((ids_array(py, part.ids), offsets));
+    }
+    let flat = PyArray1::<Rank>::zeros(py, base as usize, false);
+    {
+        let mut view = flat.try_readwrite().map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+        let out = view.as_slice_mut().map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+        let mut at = 0;
+        for part in &ok {
+            out[at..at + part.ids.len()].copy_from_slice(&part.ids);
+            at += part.ids.len();
+        }
+    }
+    Ok((flat, offsets))
+}

@@ -1,0 +1,161 @@
+"""Numpy output (`encode_to_numpy`, `encode_batch_to_numpy`) and the bound fast methods.
+
+The arrays must be what the list paths give, as fresh, writable, C-contiguous ``uint32`` (ids) and
+``int64`` (offsets) arrays, on both sides of the copy / hand-over threshold (src/py/encoder.rs
+``COPY_IDS_BELOW``) and of the parallel-chunk threshold; a flat batch fails as the general path
+does. ``encode``, ``encode_to_numpy`` and ``count`` are bound on each instance to
+``_core.EncodingCalls``: every call it does not take (other arguments, bad signatures) must reach
+``Encoding``'s own method, and the binding must not keep an encoding alive.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import weakref
+
+import bpekit
+import numpy as np
+import pytest
+
+SPECIALS = {"<|end|>": 300, "<|fim|>": 302}
+PATTERN = r"""'s|'t| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+COPY_IDS_BELOW = 1 << 16  # src/py/encoder.rs
+ALPHABET = ["a", "e", "t", "h", " ", "\n", "é", "日", "😀", "\ud800", "\udc00", "<|end|>", "<|fim|>", "x", "1"]
+
+
+def outcome(fn, *args, **kwargs):
+    """("ok", result, with arrays as lists) or ("err", exception type, message)."""
+    try:
+        r = fn(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 (comparing every failure)
+        return ("err", type(e), str(e))
+    if isinstance(r, tuple):
+        return ("ok", tuple(x.tolist() if isinstance(x, np.ndarray) else x for x in r))
+    return ("ok", r.tolist() if isinstance(r, np.ndarray) else r)
+
+
+def random_texts(n: int, seed: int, max_len: int = 40) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(ALPHABET) for _ in range(rng.randrange(max_len))) for _ in range(n)]
+
+
+@pytest.fixture(scope="module")
+def enc() -> bpekit.Encoding:
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks.update({m: 256 + i for i, m in enumerate([b"th", b"he", b"the", b" t", b" the", b"\xc3\xa9"])})
+    return bpekit.Encoding("numpy-test", pat_str=PATTERN, mergeable_ranks=ranks, special_tokens=SPECIALS)
+
+
+def check_array(a: object, dtype: type) -> np.ndarray:
+    assert isinstance(a, np.ndarray)
+    assert a.dtype == dtype and a.ndim == 1
+    assert a.flags.c_contiguous and a.flags.writeable and a.flags.aligned
+    return a
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, COPY_IDS_BELOW - 1, COPY_IDS_BELOW, 3 * COPY_IDS_BELOW])
+def test_numpy_output_on_both_sides_of_the_copy_threshold(enc: bpekit.Encoding, n: int) -> None:
+    text = " the" * n  # n ids of " the"
+    for kwargs in ({}, {"disallowed_special": ()}, {"allowed_special": "all"}):
+        a = check_array(enc.encode_to_numpy(text, **kwargs), np.uint32)
+        assert len(a) == n and a.tolist() == enc.encode(text, allowed_special=())
+        if n:
+            a[0] = 7  # a fresh array each call
+            assert enc.encode_to_numpy(text, **kwargs)[0] == enc.encode_ordinary(" the")[0]
+
+
+def flat_reference(enc: bpekit.Encoding, texts: list[str], **kwargs: object) -> tuple[list[int], list[int]]:
+    lists = [enc.encode(t, **kwargs) for t in texts]
+    return [i for ids in lists for i in ids], np.cumsum([0] + [len(ids) for ids in lists]).tolist()
+
+
+POLICIES = [
+    ({}, {"allowed_special": ()}),
+    ({"disallowed_special": ()}, {"allowed_special": (), "disallowed_special": ()}),
+    ({"allowed_special": "all"}, {"allowed_special": frozenset(SPECIALS)}),
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 0])
+@pytest.mark.parametrize("policy", range(len(POLICIES)), ids=["default", "ordinary", "all"])
+def test_flat_batches_match_the_lists(enc: bpekit.Encoding, threads: int, policy: int) -> None:
+    fast, general = POLICIES[policy]
+    texts = random_texts(3000, seed=threads)
+    if policy == 0:
+        texts = [t.replace("<|", "") for t in texts]
+    texts[7] = " the" * (COPY_IDS_BELOW + 10)  # one long text among short ones (uneven chunks)
+    for batch in (texts, tuple(texts[:40]), [], [""], texts[7:8]):
+        flat, offsets = enc.encode_batch_to_numpy(batch, num_threads=threads, **fast)
+        check_array(flat, np.uint32)
+        check_array(offsets, np.int64)
+        assert (flat.tolist(), offsets.tolist()) == flat_reference(enc, list(batch), **general)
+        g_flat, g_offsets = enc.encode_batch_to_numpy(batch, num_threads=threads, **general)
+        assert (flat.tolist(), offsets.tolist()) == (g_flat.tolist(), g_offsets.tolist())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_flat_batch_errors_match_the_general_path(enc: bpekit.Encoding, threads: int) -> None:
+    texts = random_texts(2000, seed=5)
+    clean = [t.replace("<|", "") for t in texts]
+    cases = [
+        texts,  # many specials: the first text (in order) that holds one is named
+        clean[:1500] + ["x <|fim|>"] + clean[1500:] + ["<|end|>"],
+        clean + [b"bytes"], clean[:3] + [None] + clean, "not a list", iter(clean), None,
+    ]
+    for ts in cases:
+        fast = outcome(enc.encode_batch_to_numpy, ts, num_threads=threads)
+        assert fast == outcome(enc.encode_batch_to_numpy, ts, num_threads=threads, allowed_special=())
+        assert fast[0] == "err"
+    for bad in (-1, 1.5, True, "2", None):
+        assert outcome(enc.encode_batch_to_numpy, clean, num_threads=bad) == outcome(
+            enc.encode_batch_to_numpy, clean, num_threads=bad, allowed_special=())
+
+
+def test_flat_batch_size_limit(enc: bpekit.Encoding) -> None:
+    before = bpekit.get_limits()
+    try:
+        bpekit.set_limits(max_input_bytes=1000)
+        for batch in (["a" * 500, "a" * 500], ["a" * 500, "a" * 501], ["é" * 300, "x"]):
+            fast = outcome(enc.encode_batch_to_numpy, batch)
+            assert fast == outcome(enc.encode_batch_to_numpy, batch, allowed_special=())
+            assert (fast[0] == "err") == (sum(len(t.encode()) for t in batch) > 1000)
+    finally:
+        bpekit.set_limits(**before)
+
+
+@pytest.mark.parametrize("method", ["encode", "encode_to_numpy", "count"])
+def test_bound_methods_fall_back_to_the_class_method(enc: bpekit.Encoding, method: str) -> None:
+    bound, cls = getattr(enc, method), getattr(bpekit.Encoding, method)
+    assert type(bound.__self__) is bpekit._core.EncodingCalls  # the fast path is the one under test
+    calls = [
+        ((), {}), (("a", "b"), {}), (("the",), {"foo": 1}), ((), {"text": "the end"}),
+        (("the <|end|>",), {"allowed_special": {"<|end|>"}}), (("the <|end|>",), {"disallowed_special": ["<|end|>"]}),
+        (("the <|fim|>",), {"allowed_special": {"<|end|>"}, "disallowed_special": ()}),
+        (("x",), {"allowed_special": None}), (("x",), {"disallowed_special": None}),
+        (("x",), {"disallowed_special": "al"}), (("x",), {"allowed_special": "all", "disallowed_special": "x"}),
+        ((b"x",), {"disallowed_special": ()}), (("x",), {"allowed_special": "all", "disallowed_special": 5}),
+    ]  # fmt: skip
+    for args, kwargs in calls:
+        assert outcome(bound, *args, **kwargs) == outcome(cls, enc, *args, **kwargs), (args, kwargs)
+
+
+def test_subclass_overrides_are_kept() -> None:
+    class Upper(bpekit.Encoding):
+        def encode(self, text: str, **kwargs: object) -> list[int]:  # type: ignore[override]
+            return super().encode(text.upper(), **kwargs)
+
+    ranks = {bytes([i]): i for i in range(256)}
+    sub = Upper("upper", pat_str=PATTERN, mergeable_ranks=ranks, special_tokens={})
+    assert sub.encode("ab") == [65, 66]
+    assert sub.encode_to_numpy("ab").tolist() == [97, 98]  # not overridden: bound
+
+
+def test_binding_does_not_keep_the_encoding_alive() -> None:
+    ranks = {bytes([i]): i for i in range(256)}
+    e = bpekit.Encoding("short-lived", pat_str=PATTERN, mergeable_ranks=ranks, special_tokens={})
+    assert e.count("abc") == 3
+    ref = weakref.ref(e)
+    del e
+    gc.collect()
+    assert ref() is None
