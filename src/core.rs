@@ -9,7 +9,7 @@ use crate::pretokenize::Pretokenizer;
 use crate::special::Specials;
 use crate::vocab::{Rank, Vocab};
 use rustc_hash::FxHashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Tables for sub-vocabularies built so far (at most this many).
@@ -44,8 +44,10 @@ pub struct CoreBpe {
     /// `LINEAR_BUILD_AFTER`).
     long_bytes: AtomicUsize,
     partial: Mutex<Partial>,
-    /// Identity of this encoder's per-thread pre-token caches, and their byte budget (0 = off).
-    cache_owner: u64,
+    /// Identity of this encoder's per-thread pre-token caches (a new one each time the budget is
+    /// set, so every thread's cache starts empty, pool threads' included), and their byte budget
+    /// (0 = off).
+    cache_owner: AtomicU64,
     cache_capacity: AtomicUsize,
 }
 
@@ -59,7 +61,7 @@ impl Clone for CoreBpe {
             linear: self.linear.clone(),
             long_bytes: AtomicUsize::new(self.long_bytes.load(Ordering::Relaxed)),
             partial: Mutex::new(self.partial().clone()),
-            cache_owner: cache::new_owner_id(),
+            cache_owner: AtomicU64::new(cache::new_owner_id()),
             cache_capacity: AtomicUsize::new(self.cache_capacity.load(Ordering::Relaxed)),
         }
     }
@@ -67,7 +69,7 @@ impl Clone for CoreBpe {
 
 impl Drop for CoreBpe {
     fn drop(&mut self) {
-        cache::retire(self.cache_owner);
+        cache::retire(*self.cache_owner.get_mut());
     }
 }
 
@@ -84,15 +86,19 @@ impl CoreBpe {
             linear: Default::default(),
             long_bytes: AtomicUsize::new(0),
             partial: Mutex::default(),
-            cache_owner: cache::new_owner_id(),
+            cache_owner: AtomicU64::new(cache::new_owner_id()),
             cache_capacity: AtomicUsize::new(cache::DEFAULT_CAPACITY_BYTES),
         })
     }
 
-    /// Sets the per-thread pre-token cache budget in bytes (0 turns the cache off).
+    /// Sets the per-thread pre-token cache budget in bytes (0 turns the cache off) and empties the
+    /// caches of every thread: the encoder takes a new cache identity, this thread drops the old
+    /// one's cache at once and other threads (a batch's pool) prune it when they next meet the
+    /// new identity.
     pub fn set_cache_capacity(&self, bytes: usize) {
         self.cache_capacity.store(bytes, Ordering::Relaxed);
-        cache::forget(self.cache_owner);
+        let old = self.cache_owner.swap(cache::new_owner_id(), Ordering::Relaxed);
+        cache::retire(old);
     }
 
     pub fn cache_capacity(&self) -> usize {
@@ -214,7 +220,7 @@ impl CoreBpe {
     /// Runs `f` with this thread's pre-token cache for this encoder (if enabled and free).
     #[inline]
     fn with_cache<R>(&self, f: impl FnOnce(Option<&mut PieceCache>) -> R) -> R {
-        cache::with_cache(self.cache_owner, self.cache_capacity() > 0, f)
+        cache::with_cache(self.cache_owner.load(Ordering::Relaxed), self.cache_capacity() > 0, f)
     }
 
     /// Encodes text with no special-token handling; appends to `out` and returns the number of
@@ -445,3 +451,29 @@ fn last_char(b: &[u8]) -> Option<(char, usize)> {
 #[cfg(test)]
 #[path = "core_linear_tests.rs"]
 mod linear_tests;
+
+#[cfg(test)]
+mod cache_reset_tests {
+    use super::*;
+
+    /// Bytes of this thread's pre-token cache for `bpe` (0 when it has none).
+    fn cached_bytes(bpe: &CoreBpe) -> usize {
+        bpe.with_cache(|c| c.map_or(0, |c| c.memory_bytes()))
+    }
+
+    #[test]
+    fn setting_the_budget_empties_every_threads_cache() {
+        let ranks: Ranks = (0..=255u8).map(|b| (vec![b], Rank::from(b))).chain([(b"ab".to_vec(), 256)]).collect();
+        let bpe = CoreBpe::new(ranks, vec![], r"\S+|\s+").unwrap();
+        let pool = crate::parallel::pool(2);
+        let text = "ab abc abcd ".repeat(50);
+        let filled = pool.broadcast(|_| {
+            bpe.encode_ordinary(&text).unwrap();
+            cached_bytes(&bpe)
+        });
+        assert!(filled.iter().all(|&b| b > 0), "{filled:?}");
+        bpe.set_cache_capacity(cache::DEFAULT_CAPACITY_BYTES);
+        assert_eq!(pool.broadcast(|_| cached_bytes(&bpe)), vec![0, 0]);
+        assert_eq!(cached_bytes(&bpe), 0);
+    }
+}
