@@ -408,6 +408,8 @@ mod tests {
                         .max_by_key(|&t| words[t].len())
                         .map_or((NONE, 0), |t| (t as u32, words[t].len()));
                     assert_eq!(trie.longest_prefix_len(&text), want, "alphabet {alphabet} round {round}: {text:?}");
+                    let exact = words.iter().position(|w| *w == text).filter(|&t| !gone[t]);
+                    assert_eq!(trie.exact(&text), exact.map_or(NONE, |t| t as u32), "exact {text:?}");
                 }
                 for t in (0..words.len()).step_by(3) {
                     trie.remove(t as u32);
