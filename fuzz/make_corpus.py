@@ -78,33 +78,41 @@ def main() -> int:
         write(target, [bytes([i % 256]) + t for i, t in enumerate(texts)])
     specials = [bytes([i % 256, i % 7]) + t[:200] for i, t in enumerate(texts[:200])]
     write("specials", specials)
+    heads = rank_heads(data)
+    write("rankfile", heads)
+    for target, seeds in python_seeds(data, heads).items():
+        write(f"py_{target}", seeds)
+    return 0
+
+
+def rank_heads(data: Path) -> list[bytes]:
+    """The first 2 kB and 2 kB from the middle of each OpenAI rank file."""
     heads = []
     for name in ("r50k_base", "p50k_base", "cl100k_base", "o200k_base"):
         raw = (data / "ranks" / f"{name}.tiktoken").read_bytes()
         heads += [raw[:2000], raw[len(raw) // 2 : len(raw) // 2 + 2000].split(b"\n", 1)[-1]]
-    write("rankfile", heads)
-    write_python_seeds(data, heads)
-    return 0
+    return heads
 
 
-def write_python_seeds(data: Path, rank_heads: list[bytes]) -> None:
-    """Seeds of fuzz/python/parsers.py: rank text, minbpe and SentencePiece models, bpekit JSON,
-    small tokenizer.json and GGUF files."""
+def python_seeds(data: Path, heads: list[bytes], gguf_limit: int | None = None) -> dict[str, list[bytes]]:
+    """Seeds of fuzz/python/parsers.py by target: rank text, minbpe and SentencePiece models,
+    bpekit JSON, small tokenizer.json and GGUF files (of the ``gguf_limit`` smallest GGUF
+    vocabularies when given)."""
     sys.path.insert(0, str(ROOT.parent / "python"))
     import bpekit
 
-    write("py_tiktoken", [h[:300] for h in rank_heads])
+    seeds: dict[str, list[bytes]] = {"tiktoken": [h[:300] for h in heads]}
     spm = sorted((data / "spm").glob("*.model"), key=lambda p: p.stat().st_size)
-    write("py_sentencepiece", [p.read_bytes() for p in spm[:5]])
+    seeds["sentencepiece"] = [p.read_bytes() for p in spm[:5]]
     tok = bpekit.Tokenizer(pattern=r"\S+|\s+", merges=[(b"a", b"b"), (b"ab", b"c"), (b" ", b"ab")],
                            special_tokens=["<|end|>"])
-    write("py_json", [json.dumps(tok.to_dict()).encode()])
+    seeds["json"] = [json.dumps(tok.to_dict()).encode()]
     minbpe = "\n0\n97 98\n256 99\n32 256\n"
-    write("py_minbpe", [minbpe.encode(), b"\n1\n<|x|> 259\n97 98\n"])
+    seeds["minbpe"] = [minbpe.encode(), b"\n1\n<|x|> 259\n97 98\n"]
     from bpekit.formats.gguf import GGUFVocab, container, to_hf
 
     gguf_seeds, hf_seeds = [], [small_hf(data / "hf" / "gpt-neox-20b.tokenizer.json", n) for n in (40, 120)]
-    for path in sorted((data / "gguf").glob("*.gguf")):
+    for path in sorted((data / "gguf").glob("*.gguf"), key=lambda p: p.stat().st_size)[:gguf_limit]:
         raw = path.read_bytes()
         gguf_seeds.append(raw[:3000])  # declares arrays far longer than the bytes left
         gf = container.parse(raw, path.name)
@@ -113,8 +121,8 @@ def write_python_seeds(data: Path, rank_heads: list[bytes]) -> None:
         vocab = GGUFVocab.from_file(container.parse(small), path.name)
         if vocab.model == "gpt2":
             hf_seeds.append(json.dumps(to_hf.tokenizer_json(vocab), ensure_ascii=False).encode())
-    write("py_gguf", gguf_seeds)
-    write("py_hf", hf_seeds)
+    seeds["gguf"], seeds["hf"] = gguf_seeds, hf_seeds
+    return seeds
 
 
 def small_hf(path: Path, n: int) -> bytes:

@@ -196,8 +196,8 @@ impl CoreBpe {
             out.push(t);
             return Ok(1);
         }
-        let cacheable = piece.len() <= cache::MAX_CACHED_PIECE;
-        if let (true, Some(c)) = (cacheable, cache.as_deref()) {
+        let cacheable = piece.len() <= cache::MAX_CACHED_PIECE && cache.as_deref_mut().is_some_and(|c| c.active());
+        if let (true, Some(c)) = (cacheable, cache.as_deref_mut()) {
             if let Some(ids) = c.get(piece) {
                 out.extend_from_slice(ids);
                 return Ok(ids.len());

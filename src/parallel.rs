@@ -13,10 +13,13 @@ fn pools() -> &'static Mutex<HashMap<usize, Arc<ThreadPool>>> {
     POOLS.get_or_init(Default::default)
 }
 
-/// The number of threads `n` asks for (`0` = one per core).
+/// The number of threads `n` asks for (`0` = one per core, looked up once per process:
+/// `available_parallelism` reads cgroup files, ~60 µs and ~20 system calls each time, which the
+/// trainer once paid at every merge; rayon too sizes its pools once).
 pub fn thread_count(n: usize) -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
     if n == 0 {
-        std::thread::available_parallelism().map_or(1, |p| p.get())
+        *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |p| p.get()))
     } else {
         n
     }

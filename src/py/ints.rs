@@ -11,6 +11,7 @@ use crate::vocab::Rank;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
+use pyo3::sync::PyOnceLock;
 use std::sync::OnceLock;
 
 /// Ids at or above this get a fresh `int` each time (a sparse id space must not cost a huge table).
@@ -19,7 +20,7 @@ const MAX_CACHED_ID: usize = 1 << 21;
 pub struct IdInts {
     /// Table length: one past the largest id (capped at `MAX_CACHED_ID`).
     len: usize,
-    table: OnceLock<Box<[OnceLock<Py<PyAny>>]>>,
+    table: OnceLock<Box<[PyOnceLock<Py<PyAny>>]>>,
 }
 
 impl IdInts {
@@ -29,16 +30,16 @@ impl IdInts {
         IdInts { len, table: OnceLock::new() }
     }
 
-    fn table(&self) -> &[OnceLock<Py<PyAny>>] {
-        self.table.get_or_init(|| (0..self.len).map(|_| OnceLock::new()).collect())
+    fn table(&self) -> &[PyOnceLock<Py<PyAny>>] {
+        self.table.get_or_init(|| (0..self.len).map(|_| PyOnceLock::new()).collect())
     }
 
     /// A new reference to the `int` of `id` (null with a Python error set if out of memory).
     #[inline]
-    fn int(py: Python<'_>, table: &[OnceLock<Py<PyAny>>], id: Rank) -> *mut ffi::PyObject {
+    fn int(py: Python<'_>, table: &[PyOnceLock<Py<PyAny>>], id: Rank) -> *mut ffi::PyObject {
         match table.get(id as usize) {
             Some(slot) => {
-                let obj = slot.get_or_init(|| id.into_pyobject(py).map_or_else(|e| match e {}, |i| i.into_any().unbind()));
+                let obj = slot.get_or_init(py, || id.into_pyobject(py).map_or_else(|e| match e {}, |i| i.into_any().unbind()));
                 let p = obj.as_ptr();
                 // SAFETY: `p` is a live object owned by the table; we hand out a new reference.
                 unsafe { ffi::Py_INCREF(p) };

@@ -72,7 +72,13 @@ pub(crate) fn panic_err(py: Python<'_>, p: Box<dyn std::any::Any + Send>) -> PyE
     }
 }
 
-#[pymodule]
+/// `gil_used = false` (PyO3 0.30's default, stated here on purpose): on free-threaded CPython the
+/// module runs without the GIL. Every class is `frozen` or borrow-checked by PyO3, state shared
+/// between calls is in `OnceLock`/`PyOnceLock` (the cached ints of `ints.rs` are created under a
+/// `PyOnceLock`, which detaches while it waits), and the unsafe list fills write only lists no
+/// other thread has seen. PyO3 0.30 supports free-threaded CPython 3.14 and later only
+/// (docs/reliability.md §4 says what was and was not run).
+#[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encoder::CoreBPE>()?;
     m.add_function(wrap_pyfunction!(encoder::parse_tiktoken_ranks, m)?)?;

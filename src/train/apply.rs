@@ -33,24 +33,40 @@ const PARALLEL_WORDS: usize = 8192;
 /// map). Not measured on an idle machine with more cores, where the first merges should scale.
 const PARALLEL_THREADS: usize = 4;
 
-/// One merge's change to one pair: the count delta, the words where the pair appeared, and (when
-/// positions are tracked) its first new occurrence as `word << 32 | byte offset`.
+/// One merge's change to one pair: the count delta, how many words the pair appeared in (listed
+/// in [`Scratch::links`] from `head`, see [`Scratch::words_of`]), and (when positions are tracked)
+/// its first new occurrence as `word << 32 | byte offset`.
+#[derive(Clone, Copy)]
 pub struct Delta {
     pub count: i64,
-    pub words: Vec<u32>,
     pub first: u64,
+    pub n_words: u32,
+    head: u32,
+    tail: u32,
+    last_word: u32,
 }
 
 impl Default for Delta {
     fn default() -> Self {
-        Delta { count: 0, words: Vec::new(), first: u64::MAX }
+        Delta { count: 0, first: u64::MAX, n_words: 0, head: NONE, tail: NONE, last_word: NONE }
     }
 }
 
+/// The end of a word list in [`Scratch::links`].
+const NONE: u32 = u32::MAX;
+
 /// The deltas of the merge being applied, and what the pass needs to know of the tokens.
+///
+/// Performance note 3: the words gaining each pair used to be a `Vec` per delta entry, which made
+/// most of the merge loop's ~800k allocations and ~1M reallocations (benchmark mix, counting
+/// allocator) and a free or a `shrink_to_fit` per entry when the deltas were applied. They are now
+/// linked lists threaded through one reused `links` array, so a delta costs no allocation and a
+/// new pair's list is allocated once, at its final size, in `merge.rs`.
 #[derive(Default)]
 pub struct Scratch {
     pub delta: FxHashMap<Pair, Delta>,
+    /// `(word, next)` nodes of every delta's word list (cleared after each merge).
+    pub links: Vec<(u32, u32)>,
     /// Byte length of every token; when not empty, new pairs record their first position.
     pub token_len: Vec<u32>,
     /// The new pairs of one word and where they start (reused from word to word).
@@ -62,11 +78,36 @@ impl Scratch {
     pub fn tracking(token_len: Vec<u32>) -> Self {
         Scratch { token_len, ..Scratch::default() }
     }
+
+    /// The words listed in `d`, in the order they were added.
+    pub fn words_of<'a>(links: &'a [(u32, u32)], d: &Delta) -> impl Iterator<Item = u32> + 'a {
+        let mut at = d.head;
+        std::iter::from_fn(move || {
+            let &(w, next) = links.get(at as usize)?;
+            at = next;
+            Some(w)
+        })
+    }
+}
+
+/// Appends word `w` to the list of `d` unless it is already its last word.
+#[inline]
+fn add_word(links: &mut Vec<(u32, u32)>, d: &mut Delta, w: u32) {
+    if d.last_word == w {
+        return;
+    }
+    let at = links.len() as u32;
+    links.push((w, NONE));
+    match d.tail {
+        NONE => d.head = at,
+        tail => links[tail as usize].1 = at,
+    }
+    (d.tail, d.last_word, d.n_words) = (at, w, d.n_words + 1);
 }
 
 /// Rewrites the words in `list` (ids, possibly stale or repeated) for the merge `p` -> `n`,
 /// leaving the pair-count deltas in `s.delta`.
-pub fn merge_words(words: &mut Words, list: &mut Vec<u32>, p: Pair, n: u32, threads: usize, s: &mut Scratch) {
+pub fn merge_words(words: &mut Words, list: &mut [u32], p: Pair, n: u32, threads: usize, s: &mut Scratch) {
     let threads = super::merge::threads(threads);
     if threads < PARALLEL_THREADS || list.len() < PARALLEL_WORDS {
         for &w in list.iter().take(PREFETCH_AHEAD) {
@@ -81,7 +122,14 @@ pub fn merge_words(words: &mut Words, list: &mut Vec<u32>, p: Pair, n: u32, thre
         return;
     }
     list.sort_unstable();
-    list.dedup(); // chunks must not share a word
+    let mut unique = 0; // chunks must not share a word
+    for i in 0..list.len() {
+        if unique == 0 || list[unique - 1] != list[i] {
+            list[unique] = list[i];
+            unique += 1;
+        }
+    }
+    let list = &list[..unique];
     let chunk = list.len().div_ceil(threads * 4);
     // cut the arena into one disjoint region per chunk: from its first word to its last word's end
     let mut jobs = Vec::new();
@@ -95,7 +143,7 @@ pub fn merge_words(words: &mut Words, list: &mut Vec<u32>, p: Pair, n: u32, thre
         jobs.push((ids, mine, lo));
         base = hi;
     }
-    let deltas: Vec<FxHashMap<Pair, Delta>> = crate::parallel::pool(threads).install(|| {
+    let deltas: Vec<Scratch> = crate::parallel::pool(threads).install(|| {
         jobs.into_par_iter()
             .map(|(ids, region, lo)| {
                 let mut local = Scratch::tracking(s.token_len.clone());
@@ -105,19 +153,17 @@ pub fn merge_words(words: &mut Words, list: &mut Vec<u32>, p: Pair, n: u32, thre
                     }
                     merge_at(&mut region[w as usize - lo..], w, p, n, &mut local);
                 }
-                local.delta
+                local
             })
             .collect()
     });
-    for delta in deltas {
-        for (q, d) in delta {
+    for local in deltas {
+        for (q, d) in local.delta {
             let e = s.delta.entry(q).or_default();
             e.count += d.count;
             e.first = e.first.min(d.first);
-            if e.words.is_empty() {
-                e.words = d.words;
-            } else {
-                e.words.extend_from_slice(&d.words);
+            for w in Scratch::words_of(&local.links, &d) {
+                add_word(&mut s.links, e, w);
             }
         }
     }
@@ -163,7 +209,7 @@ fn merge_in_word(syms: &mut [u32], w: u32, count: u64, p: Pair, n: u32, s: &mut 
     let len = syms.len();
     let find = |syms: &[u32], from: usize| (from..len.saturating_sub(1)).find(|&k| syms[k] == a && syms[k + 1] == b);
     let mut k = find(syms, 0)?;
-    let Scratch { delta, token_len, added } = s;
+    let Scratch { delta, links, token_len, added } = s;
     added.clear();
     let track = !token_len.is_empty();
     let size = |t: u32| if track { u64::from(token_len[t as usize]) } else { 0 };
@@ -182,7 +228,9 @@ fn merge_in_word(syms: &mut [u32], w: u32, count: u64, p: Pair, n: u32, s: &mut 
             if merged_before {
                 added.push((pair(syms[j - 1], syms[i]), off - size(syms[j - 1])));
             }
-            off += syms[i..k].iter().map(|&t| size(t)).sum::<u64>();
+            if track {
+                off += syms[i..k].iter().map(|&t| size(t)).sum::<u64>();
+            }
             syms.copy_within(i..k, j);
             (j, i, merged_before) = (j + k - i, k, false);
         }
@@ -213,9 +261,7 @@ fn merge_in_word(syms: &mut [u32], w: u32, count: u64, p: Pair, n: u32, s: &mut 
     for &(q, at) in added.iter() {
         let d = delta.entry(q).or_default();
         d.count += c;
-        if d.words.last() != Some(&w) {
-            d.words.push(w);
-        }
+        add_word(links, d, w);
         if track {
             d.first = d.first.min(u64::from(w) << 32 | at);
         }

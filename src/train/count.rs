@@ -89,7 +89,7 @@ impl Counter {
                     .map_err(|e| Error::Vocab(format!("special tokens: {e}")))?,
             )
         };
-        let workers = rayon_threads(threads);
+        let workers = crate::parallel::thread_count(threads);
         Ok(Counter {
             pretokenizers: (0..workers).map(|_| Pretokenizer::new(pattern)).collect::<Result<_>>()?,
             specials,
@@ -181,7 +181,7 @@ impl Counter {
         if size == 0 {
             return Ok(());
         }
-        let workers = rayon_threads(self.threads);
+        let workers = crate::parallel::thread_count(self.threads);
         let target = (size / (2 * workers)).clamp(MIN_PART_BYTES, PART_BYTES);
         let parts: Vec<&[u8]> = bufs
             .iter()
@@ -286,14 +286,6 @@ fn count_gap<'a>(pretokenizer: &Pretokenizer, text: &'a str, local: &mut Local<'
         local.pieces += 1;
         Ok(())
     })
-}
-
-fn rayon_threads(threads: usize) -> usize {
-    if threads == 0 {
-        std::thread::available_parallelism().map_or(1, |p| p.get())
-    } else {
-        threads
-    }
 }
 
 #[cfg(test)]

@@ -15,16 +15,17 @@
 //! the occurrence that was first) and pushed back with them when it is stale.
 
 use super::queue::{unpair, Pair};
+use super::lists::Lists;
 use super::table::{PairInfo, Words};
 
 /// The current first position of pair `p`, dropping from the front of its (ascending) word list
 /// the words that no longer hold it; such a word can never hold it again (see the module doc).
 /// `None` if no listed word holds it.
-pub fn first_position(words: &Words, info: &mut PairInfo, p: Pair, token_len: &[u32]) -> Option<u64> {
+pub fn first_position(words: &Words, lists: &mut Lists, info: &mut PairInfo, p: Pair, token_len: &[u32]) -> Option<u64> {
     let (a, b) = unpair(p);
     let mut found = None;
     let mut stale = 0;
-    for &w in &info.words {
+    for &w in lists.get(info.words) {
         let syms = words.symbols(w);
         if let Some(k) = syms.windows(2).position(|x| x[0] == a && x[1] == b) {
             let offset: u64 = syms[..k].iter().map(|&t| u64::from(token_len[t as usize])).sum();
@@ -33,7 +34,7 @@ pub fn first_position(words: &Words, info: &mut PairInfo, p: Pair, token_len: &[
         }
         stale += 1;
     }
-    info.words.drain(..stale);
+    lists.drop_front(&mut info.words, stale);
     found
 }
 

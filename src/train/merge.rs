@@ -25,19 +25,21 @@
 //! only shrink and are rewritten in place; word lists are neither sorted nor deduplicated in the
 //! serial path (a word visited twice no longer holds the pair and is skipped like a stale entry).
 //!
-//! With two threads or more, the thread that merges never frees memory in bulk: the word counts
-//! (600k small allocations) and, at the end, the state (a list per pair) are dropped on a pool
-//! thread, and the table and index are built on every thread ([`super::table_build`]): the
+//! With two threads or more, the thread that merges never frees the word counts (600k small
+//! allocations): they are dropped on a pool thread, and the table and index are built on every
+//! thread ([`super::table_build`]). (The state at the end, a list per pair, was dropped there too
+//! until the lists moved into one pool, `lists.rs`; it now takes ~10 ms to free.) The
 //! merging thread's CPU time went from 2.79 to 2.43 s for the frees alone (from saved counts, best
 //! of 2). With the prefetch of `apply.rs`, the whole merge phase after counting: 2.10 -> 1.46 s on
-//! 2 threads, 2.17 -> 1.76 s on 1 (best of 3, load average ~10). The cost: the counts are still being freed while the index is allocated, so training
-//! from saved counts peaks at 196 MB instead of 168 MB (counting then merging, the benchmark's
-//! default, still peaks in the counting phase: 177 MB before and after).
+//! 2 threads, 2.17 -> 1.76 s on 1 (best of 3, load average ~10). The cost was memory: the counts were still being freed while the index was allocated,
+//! and glibc kept their pages, so training from saved counts peaked at 196 MB instead of 168 MB;
+//! `malloc_trim` after the free now hands them back (158-159 MB, see `release_free_memory`).
 //! After a merge that touched many pairs, the delta map is shrunk again, so that the small merges
 //! that follow do not scatter their few entries over megabytes (not measurable at load ~9).
 
 use super::apply::{merge_words, Scratch};
 use super::first_seen;
+use super::lists::Lists;
 use super::queue::{unpair, Entry, Pair, Queue};
 use super::table::{PairIndex, PairInfo, Words};
 use super::words::WordCounts;
@@ -97,8 +99,8 @@ pub fn learn(
         return run(State::new(Words::new(counts), opts.clone()), progress);
     }
     let (words, ranges) = Words::new_on(counts, t);
-    let pairs = words.index_pairs_on(&ranges, t);
-    run(State::with_index(words, pairs, opts.clone()), progress)
+    let (pairs, lists) = words.index_pairs_on(&ranges, t);
+    run(State::with_index(words, pairs, lists, opts.clone()), progress)
 }
 
 /// [`learn`], consuming the counts: each word's memory is freed as the word table is built.
@@ -113,18 +115,37 @@ pub fn learn_owned(
     let t = threads(opts.threads);
     let (words, ranges) = Words::new_on(&counts, t);
     // freeing the counts word by word (as `from_owned` does) took ~0.3 s; a pool thread does it
-    // while the index is built (which allocates only the 65,536 lists meanwhile)
-    crate::parallel::pool(t).spawn(move || drop(counts));
-    let pairs = words.index_pairs_on(&ranges, t);
-    run(State::with_index(words, pairs, opts.clone()), progress)
+    // while the index is built, then hands the freed pages back (see `release_free_memory`)
+    crate::parallel::pool(t).spawn(move || {
+        drop(counts);
+        release_free_memory();
+    });
+    let (pairs, lists) = words.index_pairs_on(&ranges, t);
+    run(State::with_index(words, pairs, lists, opts.clone()), progress)
+}
+
+/// Gives the pages of freed blocks back to the OS (glibc keeps the 600k freed words of the counts
+/// in its heaps, and the word table, the index and its list pool are allocated elsewhere, so they
+/// could not reuse them). Peak memory of counting then merging on 2 threads: 177-182 -> 167-171
+/// MB (3 runs each, alternated), the merging thread's CPU time unchanged (it runs on a pool
+/// thread). Nothing on other platforms.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> i32;
+        }
+        // SAFETY: glibc's `malloc_trim` only hands free pages of its own heaps back to the OS
+        // (under the heaps' locks); it takes no pointer and changes no live allocation.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
 }
 
 /// The number of threads `threads` stands for (0 = every core).
 pub(crate) fn threads(threads: usize) -> usize {
-    match threads {
-        0 => std::thread::available_parallelism().map_or(1, |t| t.get()),
-        t => t,
-    }
+    crate::parallel::thread_count(threads)
 }
 
 /// [`learn`] over words in a given order with their counts (for the first-seen rule: distinct
@@ -159,17 +180,16 @@ fn run(mut st: State, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<Lea
     if !progress(&pr) {
         return Err(Stopped);
     }
+    // the state is a few large blocks (the word lists share one pool, `lists.rs`): freeing it
+    // takes ~10 ms, so it is no longer handed to a pool thread
     out.tokens = std::mem::take(&mut st.tokens);
-    if threads(st.opts.threads) > 1 {
-        // freeing millions of word lists takes a while; the caller need not wait for it
-        crate::parallel::pool(st.opts.threads).spawn(move || drop(st));
-    }
     Ok(out)
 }
 
 struct State {
     words: Words,
     pairs: PairIndex,
+    lists: Lists,
     tokens: Vec<Vec<u8>>,
     by_bytes: FxHashMap<Vec<u8>, u32>,
     queue: Queue,
@@ -179,17 +199,20 @@ struct State {
 
 impl State {
     fn new(words: Words, opts: MergeOptions) -> Self {
-        let pairs = words.index_pairs();
-        Self::with_index(words, pairs, opts)
+        let (pairs, lists) = words.index_pairs();
+        Self::with_index(words, pairs, lists, opts)
     }
 
-    fn with_index(words: Words, pairs: PairIndex, opts: MergeOptions) -> Self {
+    fn with_index(words: Words, pairs: PairIndex, lists: Lists, mut opts: MergeOptions) -> Self {
+        // resolved once: `threads(0)` asks the OS (cgroup files, affinity), and every merge needs
+        // the thread count (that cost ~0.7 s of CPU over the 32,512 merges of the benchmark)
+        opts.threads = threads(opts.threads);
         let tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
         let by_bytes = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
         let first_seen = opts.first_seen;
         let token_len = if first_seen { vec![1; 256] } else { Vec::new() };
         let scratch = Scratch::tracking(token_len);
-        let mut st = State { words, pairs, tokens, by_bytes, queue: Queue::default(), opts, scratch };
+        let mut st = State { words, pairs, lists, tokens, by_bytes, queue: Queue::default(), opts, scratch };
         let first = if first_seen { first_seen::initial_positions(&st.words) } else { Vec::new() };
         let entries: Vec<Entry> = st
             .pairs
@@ -211,7 +234,7 @@ impl State {
             return Some(0);
         }
         let info = self.pairs.get_mut(&p)?;
-        first_seen::first_position(&self.words, info, p, &self.scratch.token_len)
+        first_seen::first_position(&self.words, &mut self.lists, info, p, &self.scratch.token_len)
     }
 
     #[inline]
@@ -269,24 +292,26 @@ impl State {
                 id
             }
         };
-        let mut list = self.pairs.remove(&p).map(|i| i.words).unwrap_or_default();
-        merge_words(&mut self.words, &mut list, p, n, self.opts.threads, &mut self.scratch);
+        let list = self.pairs.remove(&p).map(|i| i.words).unwrap_or_default();
+        merge_words(&mut self.words, self.lists.get_mut(list), p, n, self.opts.threads, &mut self.scratch);
+        self.lists.free(list);
         let mut delta = std::mem::take(&mut self.scratch.delta);
+        let links = std::mem::take(&mut self.scratch.links);
         let used = delta.len();
         for (q, d) in delta.drain() {
-            if d.count == 0 && d.words.is_empty() {
+            if d.count == 0 && d.n_words == 0 {
                 continue;
             }
             match self.pairs.entry(q) {
                 MapEntry::Occupied(mut e) => {
                     let new = (e.get().count as i128 + d.count as i128).max(0) as u64;
                     if new == 0 {
-                        e.remove();
+                        self.lists.free(e.remove().words);
                         continue;
                     }
                     let info = e.get_mut();
                     info.count = new;
-                    info.words.extend_from_slice(&d.words);
+                    self.lists.extend(&mut info.words, d.n_words as usize, Scratch::words_of(&links, &d));
                     if d.count > 0 && self.eligible(q, new) {
                         let Some(pos) = self.position(q) else { continue };
                         self.queue.push(Entry { count: new, pair: q, pos }, &self.tokens);
@@ -297,8 +322,7 @@ impl State {
                         continue;
                     }
                     let count = d.count as u64;
-                    let mut words = d.words;
-                    words.shrink_to_fit(); // lists grow by doubling; most new pairs get no more words
+                    let words = self.lists.new_list(d.n_words as usize, Scratch::words_of(&links, &d));
                     e.insert(PairInfo { count, words });
                     if self.eligible(q, count) {
                         let pos = if self.opts.first_seen { d.first } else { 0 };
@@ -307,6 +331,8 @@ impl State {
                 }
             }
         }
+        self.scratch.links = links;
+        self.scratch.links.clear();
         if delta.capacity() > 1024 && delta.capacity() > 8 * used {
             delta.shrink_to(2 * used);
         }
@@ -416,3 +442,4 @@ mod tests {
         assert_eq!(learn(&wc, &opts, &mut |_| false).unwrap_err(), Stopped);
     }
 }
+

@@ -6,7 +6,8 @@
 //! 2. [`merge`]: learn merges over the deduplicated word table ([`table`]), updating pair counts
 //!    incrementally (pair -> words index, a max-heap with lazy invalidation, [`queue`]); the corpus
 //!    is never recounted. [`apply`] rewrites the words of one merge, in parallel when they are many;
-//!    [`table_build`] builds the table and index on several threads.
+//!    [`table_build`] builds the table and index on several threads; [`lists`] holds the index's
+//!    word lists in one pool.
 //!
 //! The tie rule makes the result a function of the counts alone: the pair with the highest count
 //! wins; among equal counts, the smallest `(left token bytes, right token bytes)` in byte order.
@@ -20,6 +21,7 @@
 pub mod apply;
 pub mod count;
 pub mod first_seen;
+pub mod lists;
 pub mod merge;
 pub mod queue;
 pub mod stream;

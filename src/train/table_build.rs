@@ -13,6 +13,7 @@
 //! runs each, load average ~12: within the noise, never worse).
 
 use super::queue::pair;
+use super::lists::Lists;
 use super::table::{PairIndex, PairInfo, Words, HEADER};
 use super::words::WordCounts;
 use rayon::prelude::*;
@@ -78,7 +79,7 @@ impl Words {
 
     /// [`Words::index_pairs`] on `threads` threads, one per arena range of [`Words::new_on`]
     /// (ranges in order, each made of whole words). Only before the first merge.
-    pub fn index_pairs_on(&self, ranges: &[Range<usize>], threads: usize) -> PairIndex {
+    pub fn index_pairs_on(&self, ranges: &[Range<usize>], threads: usize) -> (PairIndex, Lists) {
         let pool = crate::parallel::pool(threads);
         let key = |win: &[u32]| ((win[0] as usize) << 8 | win[1] as usize) & (N - 1);
         // pass 1: per range, the pair counts and how many words hold each pair
@@ -88,11 +89,14 @@ impl Words {
                 .map(|r| self.byte_pair_counts(r.clone()))
                 .collect()
         });
-        let mut lists: Vec<Vec<u32>> =
-            (0..N).map(|k| vec![0u32; tables.iter().map(|t| t.1[k] as usize).sum()]).collect();
-        // pass 2: every range fills its own slice of every list
+        let sizes = (0..N).map(|k| tables.iter().map(|t| t.1[k] as usize).sum());
+        let (mut lists, heads) = Lists::with_sizes(sizes);
+        // pass 2: every range fills its own slice of every list (lists lie in order in the pool)
         let mut slices: Vec<Vec<&mut [u32]>> = (0..ranges.len()).map(|_| Vec::with_capacity(N)).collect();
-        for (k, list) in lists.iter_mut().enumerate() {
+        let mut all: &mut [u32] = lists.data_mut();
+        for (k, head) in heads.iter().enumerate() {
+            let (list, tail) = std::mem::take(&mut all).split_at_mut(head.len());
+            all = tail;
             let mut rest: &mut [u32] = list;
             for (t, (_, sizes)) in tables.iter().enumerate() {
                 let (mine, tail) = std::mem::take(&mut rest).split_at_mut(sizes[k] as usize);
@@ -116,14 +120,14 @@ impl Words {
             })
         });
         let mut index = PairIndex::default();
-        index.reserve(lists.iter().filter(|l| !l.is_empty()).count());
-        for (k, words) in lists.into_iter().enumerate() {
+        index.reserve(heads.iter().filter(|l| !l.is_empty()).count());
+        for (k, &words) in heads.iter().enumerate() {
             let count = tables.iter().fold(0u64, |a, t| a.saturating_add(t.0[k]));
             if count > 0 {
                 index.insert(pair((k >> 8) as u32, (k & 255) as u32), PairInfo { count, words });
             }
         }
-        index
+        (index, lists)
     }
 }
 
@@ -152,16 +156,17 @@ mod tests {
         for (n, seed) in [(0, 1), (1, 2), (50, 3), (20_000, 4)] {
             let wc = random_counts(n, seed);
             let serial = Words::new(&wc);
-            let want = serial.index_pairs();
+            let (want, want_lists) = serial.index_pairs();
             for threads in [1, 2, 3, 8] {
                 let (words, ranges) = Words::new_on(&wc, threads);
                 assert_eq!(words.arena, serial.arena, "n {n}, threads {threads}");
                 assert_eq!(words.len(), serial.len());
-                let got = words.index_pairs_on(&ranges, threads);
+                let (got, got_lists) = words.index_pairs_on(&ranges, threads);
                 assert_eq!(got.len(), want.len());
                 for (p, info) in &want {
                     let g = &got[p];
-                    assert_eq!((g.count, &g.words), (info.count, &info.words), "n {n}, threads {threads}");
+                    let (gw, ww) = (got_lists.get(g.words), want_lists.get(info.words));
+                    assert_eq!((g.count, gw), (info.count, ww), "n {n}, threads {threads}");
                 }
             }
         }
