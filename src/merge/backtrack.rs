@@ -59,77 +59,64 @@
 //!   ms, second 181 -> 102 ms), a 4K-entry memo that turns itself off, the token length from the
 //!   trie walk, `splits` apart from `chain`, and a dense table for merges of two one-byte tokens
 //!   ([`merges`]).
+//! - Fourth round (`src/PERFORMANCE.md`, "Long pieces, fourth round"): a direct third trie level,
+//!   16-bit tables below 65,535 tokens ([`tables`]), the output reserved for a token per 2 bytes:
+//!   random letters 0.88x the time (o200k and cl100k, 1 MB, first and second call).
 
 mod build;
 mod byteset;
 mod merges;
+mod tables;
 
 pub use byteset::ByteSet;
 
-use merges::Merges;
 use super::trie::{Trie, NONE};
 use super::Ranks;
 use crate::vocab::Rank;
+use tables::{Narrow, Tables, Wide};
 
 /// Tables of the backtracking merge for one vocabulary or sub-vocabulary (built once, read-only
 /// afterwards). Token ids inside are local (see [`build`]); `encode_into` returns ranks.
 #[derive(Clone)]
 pub struct Backtrack {
     trie: Trie,
-    /// Per local id (two arrays: `valid_pair` reads only `splits`, so its working set is half
-    /// that of one 16-byte record per token).
-    splits: Vec<Split>,
-    chain: Vec<Chain>,
-    pairs: Merges,
+    tokens: Tokens,
     /// The rank of each local id (empty when local ids are the ranks).
     global: Vec<Rank>,
     /// How many tokens are left out because BPE cannot produce them.
     pub excluded: usize,
 }
 
+/// The per-token tables at the narrowest width that holds them.
+#[derive(Clone)]
+enum Tokens {
+    Wide(Wide),
+    Narrow(Narrow),
+}
+
 impl std::fmt::Debug for Backtrack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Backtrack")
-            .field("ids", &self.chain.len())
+            .field("ids", &self.len())
+            .field("narrow", &matches!(self.tokens, Tokens::Narrow(_)))
             .field("excluded", &self.excluded)
             .finish_non_exhaustive()
     }
 }
 
-/// The last merge building a token (`left == right == id` for one byte; `NONE` if none): all
-/// that `valid_pair` reads, 8 bytes per token.
-#[derive(Clone, Copy, Debug)]
-struct Split {
-    left: u32,
-    right: u32,
-}
-
-/// What the encoder reads when it tries a shorter token or backtracks.
-#[derive(Clone, Copy, Debug)]
-struct Chain {
-    /// The longest proper prefix token, or `NONE`.
-    next_prefix: u32,
-    len: u32,
-}
-
-const NO_SPLIT: Split = Split {
-    left: NONE,
-    right: NONE,
-};
-
-/// Whether BPE of `bytes(a) + bytes(b)` is `[a, b]`, given the merge trees in `toks` and `pairs`.
+/// Whether BPE of `bytes(a) + bytes(b)` is `[a, b]`, given the merge trees in `toks`.
 ///
 /// Undo the merges of `a`'s right spine and `b`'s left spine, latest first (the larger id; on a
 /// tie `b`'s, since equal ranks merge leftmost first). `limit` is the rank of the merge just
 /// undone: a merge across the boundary with a smaller rank (or equal, left of `b`'s) would have
 /// happened before it, so the pair is invalid.
 #[inline]
-fn valid_pair(pairs: &Merges, toks: &[Split], mut a: u32, mut b: u32) -> bool {
+fn valid_pair<T: Tables>(toks: &T, mut a: u32, mut b: u32) -> bool {
     let mut limit = u32::MAX;
-    let mut a_right = toks[a as usize].right;
-    let mut b_left = toks[b as usize].left;
+    let mut a_right = toks.split(a).1;
+    let mut b_left = toks.split(b).0;
     loop {
-        if let Some(c) = pairs.get(a, b) {
+        if let Some(c) = toks.merge(a, b) {
             if c < limit {
                 return false;
             }
@@ -137,15 +124,15 @@ fn valid_pair(pairs: &Merges, toks: &[Split], mut a: u32, mut b: u32) -> bool {
         if a > b && a_right != a {
             limit = a;
             a = a_right;
-            a_right = toks[a as usize].right;
+            a_right = toks.split(a).1;
         } else if b_left != b {
             limit = b + 1;
             b = b_left;
-            b_left = toks[b as usize].left;
+            b_left = toks.split(b).0;
         } else if a_right != a {
             limit = a;
             a = a_right;
-            a_right = toks[a as usize].right;
+            a_right = toks.split(a).1;
         } else {
             return true;
         }
@@ -180,20 +167,43 @@ impl Backtrack {
 
     /// How many tokens the tables hold (producible or not).
     pub fn len(&self) -> usize {
-        self.chain.len()
+        match &self.tokens {
+            Tokens::Wide(w) => w.chain.len(),
+            Tokens::Narrow(n) => n.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.chain.is_empty()
+        self.len() == 0
+    }
+
+    /// Whether the tables use 16-bit ids (a sub-vocabulary of fewer than 65,535 tokens).
+    pub fn is_narrow(&self) -> bool {
+        matches!(self.tokens, Tokens::Narrow(_))
     }
 
     /// Encodes `piece` (non-empty) and appends its ids to `out`. Returns `false`, leaving `out`
     /// as it was, if no valid sequence was found (impossible when `new` accepted the vocabulary;
     /// the caller then falls back to the heap merge rather than trusting the tables).
     pub fn encode_into(&self, piece: &[u8], out: &mut Vec<Rank>) -> bool {
+        let base = out.len();
+        let found = match &self.tokens {
+            Tokens::Wide(w) => self.encode_with(w, piece, out),
+            Tokens::Narrow(n) => self.encode_with(n, piece, out),
+        };
+        if found && !self.global.is_empty() {
+            out[base..].iter_mut().for_each(|t| *t = self.global[*t as usize]);
+        }
+        found
+    }
+
+    /// `encode_into` over tables of one width, leaving local ids in `out`.
+    #[inline]
+    fn encode_with<T: Tables>(&self, toks: &T, piece: &[u8], out: &mut Vec<Rank>) -> bool {
         let n = piece.len();
         let base = out.len();
-        out.reserve(n / 3 + 1);
+        // random letters give a token per ~1.9 bytes: n / 3 made the output grow (a 1.3 MB copy)
+        out.reserve(n / 2 + 1);
         let mut dead = vec![0u64; n / 64 + 1];
         let mut memo = Memo::new(n);
         let mut pos = 0;
@@ -206,22 +216,19 @@ impl Backtrack {
             }
             let end = pos + cand_len;
             let alive = dead[end / 64] & (1 << (end % 64)) == 0;
-            if alive && (out.len() == base || memo.valid_pair(self, out[out.len() - 1], cand)) {
+            if alive && (out.len() == base || memo.valid_pair(toks, out[out.len() - 1], cand)) {
                 out.push(cand);
                 pos = end;
                 if pos == n {
-                    if !self.global.is_empty() {
-                        out[base..].iter_mut().for_each(|t| *t = self.global[*t as usize]);
-                    }
                     return true;
                 }
                 (cand, cand_len) = self.trie.longest_prefix_len(&piece[pos..]);
                 continue;
             }
-            let shorter = self.chain[cand as usize].next_prefix;
+            let shorter = toks.next_prefix(cand);
             if shorter != NONE {
                 cand = shorter;
-                cand_len = self.chain[cand as usize].len as usize;
+                cand_len = toks.len(cand);
                 continue;
             }
             // Nothing fits at `pos` after the tokens so far: `pos` is dead, undo the last token.
@@ -230,17 +237,18 @@ impl Backtrack {
                 return false;
             }
             cand = out.pop().unwrap_or(NONE);
-            cand_len = self.chain[cand as usize].len as usize;
+            cand_len = toks.len(cand);
             pos -= cand_len;
         }
     }
 
     /// Approximate heap memory of the tables.
     pub fn memory_bytes(&self) -> usize {
-        self.trie.memory_bytes()
-            + self.chain.len() * 16
-            + self.pairs.memory_bytes()
-            + self.global.len() * 4
+        let tokens = match &self.tokens {
+            Tokens::Wide(w) => w.chain.len() * 16 + w.merges.memory_bytes(),
+            Tokens::Narrow(n) => n.memory_bytes(),
+        };
+        self.trie.memory_bytes() + tokens + self.global.len() * 4
     }
 }
 
@@ -276,9 +284,9 @@ impl Memo {
     }
 
     #[inline(always)]
-    fn valid_pair(&mut self, bt: &Backtrack, a: u32, b: u32) -> bool {
+    fn valid_pair<T: Tables>(&mut self, toks: &T, a: u32, b: u32) -> bool {
         if !self.on {
-            return valid_pair(&bt.pairs, &bt.splits, a, b);
+            return valid_pair(toks, a, b);
         }
         let key = ((a as u64) << 32) | b as u64;
         let i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
@@ -291,7 +299,7 @@ impl Memo {
         if self.misses == PROBE {
             self.on = self.hits >= PROBE / 8;
         }
-        let valid = valid_pair(&bt.pairs, &bt.splits, a, b);
+        let valid = valid_pair(toks, a, b);
         self.slots[i] = key | (valid as u64) << 63;
         valid
     }

@@ -3,7 +3,8 @@
 //!
 //! Inputs per vocabulary: slices of every corpus file with whitespace removed, long and short
 //! synthetic pieces (one letter repeated, random letters, digits, emoji, spaces, mixed scripts,
-//! random bytes), and every token's own bytes. Their amount is `$BPEKIT_EQUIV_BYTES` (default
+//! random bytes), long pieces over random alphabets (with tables over the alphabet's bytes too),
+//! and every token's own bytes. Their amount is `$BPEKIT_EQUIV_BYTES` (default
 //! 1.5 MB in release builds, 150 kB in debug builds) plus the tokens; the rank files and corpora
 //! are read in place from `$BPEKIT_TEST_DATA` (default `../shared/data`), and the tests skip with
 //! a message without them.
@@ -283,6 +284,22 @@ fn check_real_vocab(name: &str) {
         let part = Backtrack::for_bytes(&ranks, &set)
             .unwrap_or_else(|| panic!("{name} {kind}: sub-vocabulary tables rejected"));
         check(&ranks, Some(&part), &long, 300, &format!("{name} {kind} over its bytes"));
+    }
+    // random alphabets (a subset of the lowercase letters, or arbitrary byte values): tables over
+    // the alphabet (16-bit ids) and the full tables (16-bit below 65,535 tokens) agree
+    assert_eq!(bt.is_narrow(), ranks.len() < 0xFFFF, "{name}: width of the full tables");
+    for case in 0..12 {
+        let size = 2 + rng.below(if case % 2 == 0 { 25 } else { 40 });
+        let alphabet: Vec<u8> = (0..size)
+            .map(|_| if case % 2 == 0 { b'a' + rng.below(26) as u8 } else { rng.below(256) as u8 })
+            .collect();
+        let long: Vec<u8> = (0..4000).map(|_| alphabet[rng.below(size)]).collect();
+        let part = Backtrack::for_bytes(&ranks, &ByteSet::of(&long))
+            .unwrap_or_else(|| panic!("{name} alphabet {alphabet:?}: sub-vocabulary tables rejected"));
+        assert!(part.is_narrow(), "{name}: {} tokens over {alphabet:?}", part.len());
+        let what = format!("{name} random alphabet {alphabet:?}");
+        check(&ranks, Some(&part), &long, 0, &what);
+        check(&ranks, Some(&bt), &long, 0, &what);
     }
     for n in 1..=300 {
         check(

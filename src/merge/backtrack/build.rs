@@ -7,7 +7,8 @@
 //! merge's random accesses stay in the L2 cache. Right parts of splits are found with the
 //! sub-vocabulary's own trie, so the build touches nothing outside the kept tokens.
 
-use super::{valid_pair, Backtrack, ByteSet, Chain, Split, NO_SPLIT};
+use super::tables::{Chain, Narrow, Split, Wide, NO_SPLIT};
+use super::{valid_pair, Backtrack, ByteSet, Tokens};
 use crate::merge::heap;
 use super::merges::Merges;
 use crate::merge::trie::{Trie, NONE};
@@ -47,32 +48,35 @@ pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet) -> Option<Bac
         return None;
     }
     // During the build `next_prefix` links every token, producible or not.
-    let mut chain: Vec<Chain> = (0..k as u32)
+    let chain: Vec<Chain> = (0..k as u32)
         .zip(trie.prefix_links())
         .map(|(t, next_prefix)| Chain {
             next_prefix,
             len: bytes(t).len() as u32,
         })
         .collect();
-    let mut splits = vec![NO_SPLIT; k];
     let low = (0..k as u32).rev().find(|&t| bytes(t).len() == 1).map_or(0, |t| t + 1);
-    let mut pairs = Merges::new(k, low);
+    let mut wide = Wide {
+        splits: vec![NO_SPLIT; k],
+        chain,
+        merges: Merges::new(k, low),
+    };
     let mut unsplit = Vec::new();
     for t in 0..k as u32 {
         let b = bytes(t);
         if b.len() == 1 {
-            splits[t as usize] = Split { left: t, right: t };
+            wide.splits[t as usize] = Split { left: t, right: t };
             continue;
         }
         // First valid split along the prefix chain; tokens not processed yet (id > t) or left
         // out still have no split.
         let mut found = None;
-        let mut l = chain[t as usize].next_prefix;
+        let mut l = wide.chain[t as usize].next_prefix;
         while l != NONE && found.is_none() {
-            let Chain { next_prefix, len } = chain[l as usize];
-            if splits[l as usize].left != NONE {
+            let Chain { next_prefix, len } = wide.chain[l as usize];
+            if wide.splits[l as usize].left != NONE {
                 let r = trie.exact(&b[len as usize..]);
-                if r != NONE && splits[r as usize].left != NONE && valid_pair(&pairs, &splits, l, r) {
+                if r != NONE && wide.splits[r as usize].left != NONE && valid_pair(&wide, l, r) {
                     found = Some((l, r));
                 }
             }
@@ -82,8 +86,8 @@ pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet) -> Option<Bac
             unsplit.push(t);
             continue;
         };
-        splits[t as usize] = Split { left, right };
-        pairs.insert(left, right, t);
+        wide.splits[t as usize] = Split { left, right };
+        wide.merges.insert(left, right, t);
     }
     // A token with no split must not be producible; if the reference merge produces it, the
     // vocabulary's merges are not in rank order. (All checks before the first removal: the
@@ -99,16 +103,18 @@ pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet) -> Option<Bac
     for &t in &unsplit {
         trie.remove(t);
     }
-    for (c, next) in chain.iter_mut().zip(trie.prefix_links()) {
+    for (c, next) in wide.chain.iter_mut().zip(trie.prefix_links()) {
         c.next_prefix = next;
     }
     trie.drop_build_tables();
     let identity = tokens.iter().enumerate().all(|(i, t)| t.0 as usize == i);
+    let tables = match Narrow::from_wide(&wide) {
+        Some(narrow) => Tokens::Narrow(narrow),
+        None => Tokens::Wide(wide),
+    };
     Some(Backtrack {
         trie,
-        splits,
-        chain,
-        pairs,
+        tokens: tables,
         global: if identity { Vec::new() } else { tokens.iter().map(|t| t.0).collect() },
         excluded: unsplit.len(),
     })
