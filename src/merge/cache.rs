@@ -300,7 +300,7 @@ mod tests {
         let mut c = PieceCache::default();
         let cap = 1 << 20;
         let mut fresh = 0u32;
-        let mut probe = |c: &mut PieceCache, key: &[u8]| -> bool {
+        let probe = |c: &mut PieceCache, key: &[u8]| -> bool {
             if !c.active() {
                 return false;
             }
