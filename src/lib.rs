@@ -4,6 +4,7 @@
 //! piece into token ids, [`special`] finds special tokens, [`core`] composes them into an encoder
 //! and decoder, and [`parallel`] runs batches on a thread pool. Everything PyO3 lives in `py/`.
 
+pub mod alloc;
 pub mod core;
 pub mod error;
 #[cfg(any(test, feature = "fuzzing"))]
@@ -19,6 +20,11 @@ pub mod vocab;
 
 #[cfg(feature = "python")]
 mod py;
+
+/// The Python extension's allocator: the system one, large blocks advised for huge pages.
+#[cfg(feature = "python")]
+#[global_allocator]
+static GLOBAL: alloc::HugePageAllocator = alloc::HugePageAllocator;
 
 pub use crate::core::CoreBpe;
 pub use crate::error::{Error, Result};

@@ -72,8 +72,10 @@ impl EncodingCalls {
         EncodingCalls { core, owner: Mutex::new(Some(owner)) }
     }
 
-    /// `Encoding.encode` (this instance's fast path; every other call goes to the class method).
-    #[pyo3(signature = (*args, **kwargs), text_signature = "($self, text, *, allowed_special=..., disallowed_special='all')")]
+    /// Encodes text; special tokens are refused unless allowed (tiktoken's policy).
+    ///
+    /// (`Encoding.encode` bound in Rust; any call this path does not take goes to the class method.)
+    #[pyo3(signature = (*args, **kwargs), text_signature = "($self, text, *, allowed_special=(), disallowed_special='all')")]
     fn encode<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
         match fast_args(args, kwargs)? {
             Some((text, policy)) => Ok(self.core.get().list_call(py, &text, policy)?.into_any()),
@@ -81,8 +83,10 @@ impl EncodingCalls {
         }
     }
 
-    /// `Encoding.encode_to_numpy` (this instance's fast path; every other call goes to the class method).
-    #[pyo3(signature = (*args, **kwargs), text_signature = "($self, text, *, allowed_special=..., disallowed_special='all')")]
+    /// As `encode`, as a ``uint32`` numpy array (no intermediate list).
+    ///
+    /// (`Encoding.encode_to_numpy` bound in Rust; any call this path does not take goes to the class method.)
+    #[pyo3(signature = (*args, **kwargs), text_signature = "($self, text, *, allowed_special=(), disallowed_special='all')")]
     fn encode_to_numpy<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
         match fast_args(args, kwargs)? {
             Some((text, policy)) => Ok(self.core.get().numpy_call(py, &text, policy)?.into_any()),
@@ -90,8 +94,10 @@ impl EncodingCalls {
         }
     }
 
-    /// `Encoding.count` (this instance's fast path; every other call goes to the class method).
-    #[pyo3(signature = (*args, **kwargs), text_signature = "($self, text, *, allowed_special=..., disallowed_special='all')")]
+    /// ``len(encode(text, ...))`` without building the list.
+    ///
+    /// (`Encoding.count` bound in Rust; any call this path does not take goes to the class method.)
+    #[pyo3(signature = (*args, **kwargs), text_signature = "($self, text, *, allowed_special=(), disallowed_special='all')")]
     fn count<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
         match fast_args(args, kwargs)? {
             Some((text, policy)) => Ok(self.core.get().count_call(py, &text, policy)?.into_pyobject(py)?.into_any()),
