@@ -474,13 +474,6 @@ def _valid_text(fn: Callable[..., Any], text: str, *args: Any) -> Any:
         return fn(_fix_surrogates(text), *args)
 
 
-def _valid_texts(fn: Callable[..., Any], texts: list[str], *args: Any) -> Any:
-    try:
-        return fn(texts, *args)
-    except UnicodeEncodeError:
-        return fn([_fix_surrogates(t) for t in texts], *args)
-
-
 def _fix_surrogates(text: str) -> str:
     # Lone surrogates cannot be UTF-8: join valid pairs, replace the rest by U+FFFD, as tiktoken's
     # text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), which calls an error

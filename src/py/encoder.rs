@@ -75,10 +75,23 @@ impl CoreBPE {
         if !refuse {
             return Ok(self.core.encode(text, &self.every)?.0);
         }
-        if let Some(f) = self.core.specials.find_allowed(text.as_bytes(), 0, &self.every) {
-            return Err(Fail::Special(text[f.start..f.end].to_string()));
-        }
+        self.refuse_specials(text)?;
         Ok(self.core.encode_ordinary(text)?)
+    }
+
+    /// The default policy's check: the first special token in `text`, if any, as the failure.
+    fn refuse_specials(&self, text: &str) -> Result<(), Fail> {
+        match self.core.specials.find_allowed(text.as_bytes(), 0, &self.every) {
+            Some(f) => Err(Fail::Special(text[f.start..f.end].to_string())),
+            None => Ok(()),
+        }
+    }
+
+    /// The encoder of a batch: `refuse` = the default policy, else the specials in
+    /// `allowed_special` (`None` = all) are matched.
+    fn batch_encoder(&self, allowed_special: Option<Vec<String>>, refuse: bool) -> impl Fn(&str) -> Result<Vec<Rank>, Fail> + Sync + '_ {
+        let mask = if refuse { Vec::new() } else { self.allowed(allowed_special) };
+        move |t| if refuse { self.encode_policy(t, true) } else { Ok(self.core.encode(t, &mask)?.0) }
     }
 
     /// `encode` under a fast-path policy.
@@ -111,9 +124,7 @@ impl CoreBPE {
             Policy::All => Ok(self.core.count(&text, &self.every)?),
             Policy::Ordinary => Ok(self.core.count_ordinary(&text)?),
             Policy::Refuse => {
-                if let Some(f) = self.core.specials.find_allowed(text.as_bytes(), 0, &self.every) {
-                    return Err(Fail::Special(text[f.start..f.end].to_string()));
-                }
+                self.refuse_specials(&text)?;
                 Ok(self.core.count_ordinary(&text)?)
             }
         })
@@ -228,11 +239,7 @@ impl CoreBPE {
         let items = batch_items(texts)?;
         let threads = threads_arg(num_threads)?;
         let texts = batch_texts(&items)?;
-        if refuse {
-            return encode_lists(py, &self.ints, &texts, threads, |t| self.encode_policy(t, true));
-        }
-        let mask = self.allowed(allowed_special);
-        encode_lists(py, &self.ints, &texts, threads, |t| Ok(self.core.encode(t, &mask)?.0))
+        encode_lists(py, &self.ints, &texts, threads, self.batch_encoder(allowed_special, refuse))
     }
 
     /// `Encoding.encode_batch_to_numpy`, arguments as `encode_batch_lists`.
@@ -248,11 +255,7 @@ impl CoreBPE {
         let items = batch_items(texts)?;
         let threads = threads_arg(num_threads)?;
         let texts = batch_texts(&items)?;
-        if refuse {
-            return encode_flat(py, &texts, threads, |t| self.encode_policy(t, true));
-        }
-        let mask = self.allowed(allowed_special);
-        encode_flat(py, &texts, threads, |t| Ok(self.core.encode(t, &mask)?.0))
+        encode_flat(py, &texts, threads, self.batch_encoder(allowed_special, refuse))
     }
 
     // ---- encoding, arguments checked by the caller ----
@@ -308,9 +311,8 @@ impl CoreBPE {
     /// checked by the caller (lone surrogates are fixed here).
     #[pyo3(signature = (texts, allowed_special, num_threads = 0))]
     fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>, allowed_special: Option<Vec<String>>, num_threads: usize) -> PyResult<FlatBatch<'py>> {
-        let mask = self.allowed(allowed_special);
         let texts = batch_texts(&texts)?;
-        encode_flat(py, &texts, num_threads, |t| Ok(self.core.encode(t, &mask)?.0))
+        encode_flat(py, &texts, num_threads, self.batch_encoder(allowed_special, false))
     }
 
     #[pyo3(signature = (texts, allowed_special, num_threads = 0))]
