@@ -108,7 +108,7 @@ fn add_word(links: &mut Vec<(u32, u32)>, d: &mut Delta, w: u32) {
 /// Rewrites the words in `list` (ids, possibly stale or repeated) for the merge `p` -> `n`,
 /// leaving the pair-count deltas in `s.delta`.
 pub fn merge_words(words: &mut Words, list: &mut [u32], p: Pair, n: u32, threads: usize, s: &mut Scratch) {
-    let threads = super::merge::threads(threads);
+    let threads = crate::parallel::thread_count(threads);
     if threads < PARALLEL_THREADS || list.len() < PARALLEL_WORDS {
         for &w in list.iter().take(PREFETCH_AHEAD) {
             prefetch(&words.arena, w as usize);

@@ -43,6 +43,7 @@ use super::lists::Lists;
 use super::queue::{unpair, Entry, Pair, Queue};
 use super::table::{PairIndex, PairInfo, Words};
 use super::words::WordCounts;
+use crate::parallel::thread_count;
 use rustc_hash::FxHashMap;
 use std::collections::hash_map::Entry as MapEntry;
 use std::time::{Duration, Instant};
@@ -94,7 +95,7 @@ pub fn learn(
     opts: &MergeOptions,
     progress: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<Learned, Stopped> {
-    let t = threads(opts.threads);
+    let t = thread_count(opts.threads);
     if t < 2 {
         return run(State::new(Words::new(counts), opts.clone()), progress);
     }
@@ -109,10 +110,10 @@ pub fn learn_owned(
     opts: &MergeOptions,
     progress: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<Learned, Stopped> {
-    if threads(opts.threads) < 2 {
+    let t = thread_count(opts.threads);
+    if t < 2 {
         return run(State::new(Words::from_owned(counts), opts.clone()), progress);
     }
-    let t = threads(opts.threads);
     let (words, ranges) = Words::new_on(&counts, t);
     // freeing the counts word by word (as `from_owned` does) took ~0.3 s; a pool thread does it
     // while the index is built, then hands the freed pages back (see `release_free_memory`)
@@ -143,10 +144,6 @@ fn release_free_memory() {
     }
 }
 
-/// The number of threads `threads` stands for (0 = every core).
-pub(crate) fn threads(threads: usize) -> usize {
-    crate::parallel::thread_count(threads)
-}
 
 /// [`learn`] over words in a given order with their counts (for the first-seen rule: distinct
 /// chunks in order of first appearance, or a whole text as one word).
@@ -203,10 +200,7 @@ impl State {
         Self::with_index(words, pairs, lists, opts)
     }
 
-    fn with_index(words: Words, pairs: PairIndex, lists: Lists, mut opts: MergeOptions) -> Self {
-        // resolved once: `threads(0)` asks the OS (cgroup files, affinity), and every merge needs
-        // the thread count (that cost ~0.7 s of CPU over the 32,512 merges of the benchmark)
-        opts.threads = threads(opts.threads);
+    fn with_index(words: Words, pairs: PairIndex, lists: Lists, opts: MergeOptions) -> Self {
         let tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
         let by_bytes = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
         let first_seen = opts.first_seen;
