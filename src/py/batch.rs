@@ -11,7 +11,7 @@
 
 use super::calls::{Fail, HOLD_GIL_BELOW};
 use super::chunks::{chunks, one_chunk, run_shared};
-use super::ints::IdInts;
+use super::ints::{GcPause, IdInts};
 use super::panic_err;
 use crate::parallel;
 use crate::vocab::Rank;
@@ -73,6 +73,7 @@ where
         match results {
             Err(p) => fail.panic = Some(p),
             Ok(results) => {
+                let _pause = GcPause::new(py);
                 for (i, r) in results.into_iter().enumerate() {
                     match r {
                         Ok(ids) => IdInts::set(&out, start + i, ints.list(py, &ids)?.into_any()),

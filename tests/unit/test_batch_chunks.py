@@ -6,13 +6,16 @@ List batches (``encode_batch``, ``encode_ordinary_batch``) and flat numpy batche
 one text, empty texts among others, one huge text, texts exactly at the chunk size, fewer texts
 than threads, more threads than cores; an error in the first, a middle or the last chunk must be
 the one the general path raises, and the encoder must work afterwards; batches from several Python
-threads at once share the pools.
+threads at once share the pools. The cyclic collector, paused while a batch's lists are made
+(src/py/ints.rs ``GcPause``), is left as it was and never seen paused by another thread.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import random
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import bpekit
@@ -120,3 +123,39 @@ def test_batches_from_several_python_threads(enc: bpekit.Encoding, method: str) 
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(work, range(8)))
+
+
+def test_the_collector_is_left_as_it_was(enc: bpekit.Encoding) -> None:
+    texts = shapes()["many"]
+    assert gc.isenabled()
+    for threads in (1, 2):
+        enc.encode_ordinary_batch(texts, num_threads=threads)
+        assert gc.isenabled()
+        assert outcome(enc.encode_batch, texts + ["<|end|>"], num_threads=threads)[0] == "err"
+        assert gc.isenabled()
+    gc.disable()
+    try:
+        assert enc.encode_ordinary_batch(texts, num_threads=2)[:3] == [enc.encode_ordinary(t) for t in texts[:3]]
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_no_other_thread_sees_the_collector_paused(enc: bpekit.Encoding) -> None:
+    texts = shapes()["many"] * 4
+    done, seen_paused = threading.Event(), []
+
+    def watch() -> None:
+        while not done.is_set():
+            if not gc.isenabled():
+                seen_paused.append(True)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        for _ in range(5):
+            enc.encode_ordinary_batch(texts, num_threads=2)
+    finally:
+        done.set()
+        watcher.join()
+    assert not seen_paused
