@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import itertools
 import random
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -72,7 +73,7 @@ BATCHES = {
 
 def flat_as_lists(flat: np.ndarray, offsets: np.ndarray) -> list[list[int]]:
     assert flat.dtype == np.uint32 and offsets.dtype == np.int64 and offsets[0] == 0
-    return [flat[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+    return [flat[a:b].tolist() for a, b in itertools.pairwise(offsets)]
 
 
 @pytest.fixture(scope="module")
