@@ -15,8 +15,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-/// Chunks per thread (more: finer load balance and a shorter serial tail; fewer: less traffic).
-pub(super) const CHUNKS_PER_THREAD: usize = 8;
+/// Each chunk holds about 1/(`SHARE` x threads) of the bytes not yet cut (guided scheduling: big
+/// chunks first, then smaller and smaller ones, so the threads finish together).
+const SHARE: usize = 2;
 /// No chunk smaller than this many bytes (unless the batch is).
 pub(super) const MIN_CHUNK_BYTES: usize = 16 << 10;
 
@@ -25,26 +26,20 @@ pub(super) fn one_chunk(texts: &[Cow<'_, str>], total: usize, threads: usize) ->
     threads == 1 || total < 2 * MIN_CHUNK_BYTES || texts.len() < 2
 }
 
-/// Index ranges of `texts` for `threads` threads (about [`CHUNKS_PER_THREAD`] each, at least
-/// [`MIN_CHUNK_BYTES`], at least one text), largest first: chunks are taken in order, so a huge
-/// text starts first instead of last (a 230 kB module among 1 MB of code left one thread alone
-/// with it at the end).
+/// Index ranges of `texts` for `threads` threads (at least one text each), largest first: each
+/// about 1/(`SHARE` x threads) of the bytes left, at least [`MIN_CHUNK_BYTES`]. Chunks are taken in
+/// order, so a huge text starts first instead of last (a 230 kB module among 1 MB of code left one
+/// thread alone with it at the end), and the last chunks are small: the thread that finishes first
+/// waits at most one small chunk for the other.
 pub(super) fn chunks(texts: &[Cow<'_, str>], total: usize, threads: usize) -> Vec<(usize, usize)> {
-    let target = (total / (threads * CHUNKS_PER_THREAD)).max(MIN_CHUNK_BYTES);
-    let mut out = ranges(texts, target);
-    let size = |&(a, b): &(usize, usize)| texts[a..b].iter().map(|t| t.len()).sum::<usize>();
-    out.sort_by_cached_key(|r| std::cmp::Reverse(size(r)));
-    out
-}
-
-/// Index ranges of `texts`, each about `target` bytes, in order.
-fn ranges(texts: &[Cow<'_, str>], target: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
+    let target = |left: usize| (left / (SHARE * threads)).max(MIN_CHUNK_BYTES);
+    let (mut start, mut bytes, mut left) = (0, 0, total);
     for (i, t) in texts.iter().enumerate() {
         bytes += t.len();
-        if bytes >= target {
+        if bytes >= target(left) {
             out.push((start, i + 1));
+            left -= bytes;
             start = i + 1;
             bytes = 0;
         }
@@ -52,6 +47,8 @@ fn ranges(texts: &[Cow<'_, str>], target: usize) -> Vec<(usize, usize)> {
     if start < texts.len() {
         out.push((start, texts.len()));
     }
+    let size = |&(a, b): &(usize, usize)| texts[a..b].iter().map(|t| t.len()).sum::<usize>();
+    out.sort_by_cached_key(|r| std::cmp::Reverse(size(r)));
     out
 }
 
