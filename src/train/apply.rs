@@ -31,7 +31,13 @@ const PARALLEL_WORDS: usize = 8192;
 /// parallel rewrite was slower than the serial one (12.5 vs 10.1 ms for a 57k-word merge; each
 /// merge is a barrier, so a descheduled worker stalls it, and every chunk grows a fresh delta
 /// map). Not measured on an idle machine with more cores, where the first merges should scale.
-const PARALLEL_THREADS: usize = 2;
+/// Session 5 tried 2 again, with a cheaper split (the arena cut at sampled quantiles of the list,
+/// no sort, one region per thread, the first merged straight into the main deltas): the 142
+/// merges of 8,192 words or more (benchmark mix) took 0.47-0.49 s serially and 0.64-0.75 s on two
+/// threads at load ~8, and the whole merge phase 3.4-4.7 vs 2.8-4.7 s at load ~5 (rayon's idle
+/// workers spin, and a descheduled worker stalls every merge). The most it could save on an idle
+/// machine is about half of those merges' ~0.2 s there, so 2 cores stay serial.
+const PARALLEL_THREADS: usize = 4;
 
 /// One merge's change to one pair: the count delta, how many words the pair appeared in (listed
 /// in [`Scratch::links`] from `head`, see [`Scratch::words_of`]), and (when positions are tracked)
@@ -121,54 +127,41 @@ pub fn merge_words(words: &mut Words, list: &mut [u32], p: Pair, n: u32, threads
         }
         return;
     }
-    // split the arena at `threads - 1` listed words (quantiles of a sample of the list): each
-    // thread takes the listed words of its own region, so no sort and no dedup is needed (a word
-    // listed twice falls in one region and is skipped there the second time, as in the serial loop)
-    let step = (list.len() / 256).max(1);
-    let mut sample: Vec<u32> = list.iter().step_by(step).copied().collect();
-    sample.sort_unstable();
-    let mut cuts: Vec<usize> = (1..threads).map(|i| sample[i * sample.len() / threads] as usize).collect();
-    cuts.dedup();
-    let mut regions = Vec::with_capacity(cuts.len() + 1);
-    let (mut rest, mut lo): (&mut [u32], usize) = (&mut words.arena, 0);
-    for &cut in &cuts {
-        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(cut - lo);
-        regions.push((mine, lo, cut));
-        (rest, lo) = (tail, cut);
+    list.sort_unstable();
+    let mut unique = 0; // chunks must not share a word
+    for i in 0..list.len() {
+        if unique == 0 || list[unique - 1] != list[i] {
+            list[unique] = list[i];
+            unique += 1;
+        }
     }
-    let hi = lo + rest.len();
-    regions.push((rest, lo, hi));
-    let list = &*list;
-    let merge_region = |(region, lo, hi): (&mut [u32], usize, usize), s: &mut Scratch| {
-        let ids: Vec<u32> = list.iter().copied().filter(|&w| (lo..hi).contains(&(w as usize))).collect();
-        for &w in ids.iter().take(PREFETCH_AHEAD) {
-            prefetch(region, w as usize - lo);
-        }
-        for (i, &w) in ids.iter().enumerate() {
-            if let Some(&next) = ids.get(i + PREFETCH_AHEAD) {
-                prefetch(region, next as usize - lo);
-            }
-            merge_at(&mut region[w as usize - lo..], w, p, n, s);
-        }
-    };
-    // the first region is merged straight into `s`; only the others' deltas are added to it
-    let first = regions.remove(0);
-    let token_len = s.token_len.clone();
+    let list = &list[..unique];
+    let chunk = list.len().div_ceil(threads * 4);
+    // cut the arena into one disjoint region per chunk: from its first word to its last word's end
+    let mut jobs = Vec::new();
+    let (mut rest, mut base): (&mut [u32], usize) = (&mut words.arena, 0);
+    for ids in list.chunks(chunk) {
+        let (lo, last) = (ids[0] as usize, ids[ids.len() - 1] as usize);
+        let hi = last + HEADER + rest[last - base] as usize;
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(lo - base);
+        let (mine, tail) = tail.split_at_mut(hi - lo);
+        rest = tail;
+        jobs.push((ids, mine, lo));
+        base = hi;
+    }
     let deltas: Vec<Scratch> = crate::parallel::pool(threads).install(|| {
-        let (_, others) = rayon::join(
-            || merge_region(first, s),
-            || {
-                regions
-                    .into_par_iter()
-                    .map(|r| {
-                        let mut local = Scratch::tracking(token_len.clone());
-                        merge_region(r, &mut local);
-                        local
-                    })
-                    .collect::<Vec<_>>()
-            },
-        );
-        others
+        jobs.into_par_iter()
+            .map(|(ids, region, lo)| {
+                let mut local = Scratch::tracking(s.token_len.clone());
+                for (i, &w) in ids.iter().enumerate() {
+                    if let Some(&next) = ids.get(i + PREFETCH_AHEAD) {
+                        prefetch(region, next as usize - lo);
+                    }
+                    merge_at(&mut region[w as usize - lo..], w, p, n, &mut local);
+                }
+                local
+            })
+            .collect()
     });
     for local in deltas {
         for (q, d) in local.delta {
