@@ -27,6 +27,7 @@ from bpekit.encoding import Encoding, _check_text, _fix_surrogates
 from bpekit.errors import (
     FormatError,
     InputTypeError,
+    InternalError,
     InvalidTokenError,
     UsageError,
     VocabError,
@@ -156,7 +157,7 @@ class Tokenizer:
         self.ranks = ranks
         self.special_tokens = specials
         self.encoding = encoding or Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials)
-        self._decoder = {i: t for t, i in ranks.items()}
+        self._decoder = dict(zip(ranks.values(), ranks))
         self._special_ids = {i: s for s, i in specials.items()}
         byte_level = {"add_prefix_space": False, "trim_offsets": True, "use_regex": False}
         self.normalizer = None
@@ -167,6 +168,23 @@ class Tokenizer:
         self.post_processor = None
         self.decoder = decoders.ByteLevel(**byte_level)
         self.added_tokens = AddedVocabulary(AddedToken(i, s) for s, i in specials.items())
+
+    @classmethod
+    def _trained(cls, pattern: str, merges: list[Pair], tokens: list[bytes], special_tokens: Sequence[str],
+                 training: dict[str, Any], pattern_name: str | None) -> Tokenizer:
+        """What the trainer returns: ``tokens`` are the vocabulary in id order (distinct: a merge
+        spelling an existing token reuses its id), so the ranks are built in one C-level pass
+        instead of :func:`ranks_from_merges`' checked loop (40 ms of a 2 s training run)."""
+        ranks = dict(zip(tokens, range(len(tokens))))
+        if len(ranks) != len(tokens) or len(tokens) > 256 + len(merges):
+            raise InternalError(f"the trainer returned {len(tokens)} tokens, {len(ranks)} distinct, for {len(merges)} merges")
+        self = cls.__new__(cls)
+        self.source_format, self.source_document, self.hf_layout = None, None, None
+        self._merges = merges
+        self._init_ranks(ranks, _specials(special_tokens, len(ranks)), pattern, "bpekit-trained")
+        self.pattern_name = pattern_name
+        self.training = training
+        return self
 
     @classmethod
     def from_encoding(cls, encoding: Encoding) -> Tokenizer:

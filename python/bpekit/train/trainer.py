@@ -179,17 +179,11 @@ class Trainer:
             "new_tokens": len(tokens) - 256,
             "reached_vocab_size": len(tokens) == target,
             "last_merge_count": int(merge_counts[-1]) if merge_counts else None,
-            "merge_counts": [int(c) for c in merge_counts],  # aligned with `merges`
+            "merge_counts": merge_counts,  # aligned with `merges`
             "corpus": corpus,
             "bpekit_version": _core.__version__,
         }
-        return Tokenizer(
-            pattern=self.pattern,
-            merges=merges,
-            special_tokens=list(self.special_tokens),
-            training=training,
-            pattern_name=self.pattern_name,
-        )
+        return Tokenizer._trained(self.pattern, merges, tokens, list(self.special_tokens), training, self.pattern_name)
 
 
 def train(
