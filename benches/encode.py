@@ -7,18 +7,27 @@ ratios from the same round are what to trust). Ids are checked identical to tikt
 difference aborts the run.
 
     python benches/encode.py [--rounds 5] [--encodings cl100k_base o200k_base] [--numpy] [--cpu]
-        [--no-cache | --cold-cache]
+        [--no-cache | --cold-cache] [--against OLD.so ...] [--chunk 40]
 
 ``--cpu`` times each library by the CPU time of the calling thread (every library here encodes on
 that thread) instead of the wall clock, which keeps ratios usable on a machine busy with other
 jobs; ``--no-cache`` turns bpekit's pre-token cache off. The cache lives on between rounds, so
 from the second round on a corpus whose merged pieces fit in the budget (english) is mostly cache
 hits; ``--cold-cache`` empties it before every round, so each round is a first pass.
+
+``--against`` is the same-process A/B of ``src/PERFORMANCE.md``: each path is another build of
+``_core`` (e.g. ``target/release/libbpekit.so`` copied before a change), and the table gains a
+``core:this`` column (this tree's ``_core``) and one per path, all called as the raw
+``CoreBPE.encode_ordinary_str``; compare those columns with each other. ``--chunk N`` times every
+library on each run of N documents in turn (rotating the order) instead of on the whole corpus,
+so a change in the machine's load hits all of them alike (ratios between builds then repeat
+within a few percent on a busy machine; absolute speeds are lower, each build's tables colder).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import statistics
 import sys
@@ -44,10 +53,42 @@ SPECIALS = {
 _ENCODINGS: dict[str, bpekit.Encoding] = {}
 
 
+_CORES: list = []
+
+
 def empty_cache(name: str) -> None:
-    """Empties this thread's pre-token cache of bpekit's `name` (setting the budget forgets it)."""
+    """Empties this thread's pre-token caches of bpekit's `name` and of the A/B cores (setting the
+    budget forgets the cache)."""
     enc = _ENCODINGS[name]
     enc.pretoken_cache_bytes = enc.pretoken_cache_bytes
+    for core in _CORES:
+        core.set_cache_capacity(core.cache_capacity())
+
+
+def core_builds(name: str, paths: list[str], cache: bool) -> dict[str, Callable[[str], object]]:
+    """`CoreBPE.encode_ordinary_str` of this tree's `_core` and of each `_core` build in `paths`."""
+    from bpekit import _core
+    from tiktoken.load import load_tiktoken_bpe
+
+    ranks = load_tiktoken_bpe(str(DATA / "ranks" / f"{name}.tiktoken"))
+    modules = {"core:this": _core}
+    for path in paths:
+        # The module's init function is PyInit__core, so the spec keeps the name `_core`.
+        spec = importlib.util.spec_from_file_location("bpekit._core", path)
+        if spec is None or spec.loader is None:
+            raise SystemExit(f"cannot load {path} as a _core build")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        modules[f"core:{Path(path).name}"] = module
+    libs: dict[str, Callable[[str], object]] = {}
+    _CORES.clear()
+    for label, module in modules.items():
+        core = module.CoreBPE(ranks, list(SPECIALS[name].items()), PATTERNS[name])
+        if not cache:
+            core.set_cache_capacity(0)
+        _CORES.append(core)
+        libs[label] = core.encode_ordinary_str
+    return libs
 
 
 def tiktoken_encoding(name: str):  # noqa: ANN201
@@ -89,22 +130,27 @@ def run(
     rounds: int,
     clock: Callable[[], float] = time.perf_counter,
     before_round: Callable[[], None] | None = None,
+    chunk: int = 0,
 ) -> dict[str, tuple[float, float]]:
     mb = size_mb(docs)
     speeds: dict[str, list[float]] = {k: [] for k in libs}
     ratios: dict[str, list[float]] = {k: [] for k in libs}
     names = list(libs)
+    step = chunk if chunk > 0 else len(docs)
     for r in range(rounds):
-        order = names[r % len(names):] + names[: r % len(names)]
-        this: dict[str, float] = {}
+        spent = dict.fromkeys(names, 0.0)
         if before_round is not None:
             before_round()
-        for lib in order:
-            fn = libs[lib]
-            t0 = clock()
-            for d in docs:
-                fn(d)
-            this[lib] = mb / (clock() - t0)
+        for k, at in enumerate(range(0, len(docs), step)):
+            part = docs[at:at + step]
+            shift = (r + k) % len(names)
+            for lib in names[shift:] + names[:shift]:
+                fn = libs[lib]
+                t0 = clock()
+                for d in part:
+                    fn(d)
+                spent[lib] += clock() - t0
+        this = {lib: mb / spent[lib] for lib in names}
         for lib in names:
             speeds[lib].append(this[lib])
             ratios[lib].append(this[lib] / this["tiktoken"])
@@ -121,12 +167,20 @@ def main() -> None:
     cache = ap.add_mutually_exclusive_group()
     cache.add_argument("--no-cache", action="store_true", help="turn bpekit's pre-token cache off")
     cache.add_argument("--cold-cache", action="store_true", help="empty bpekit's pre-token cache before each round")
+    ap.add_argument("--against", nargs="+", default=[], metavar="SO",
+                    help="other _core builds to compare with this tree's, same process (A/B)")
+    ap.add_argument("--chunk", type=int, default=0, metavar="N",
+                    help="time the libraries in turn on runs of N documents (0: whole corpus)")
     args = ap.parse_args()
+    if args.chunk < 0 or args.rounds < 1:
+        raise SystemExit("--chunk must be >= 0 and --rounds >= 1")
     clock = time.thread_time if args.cpu else time.perf_counter
     corpora = {c: CORPORA[c]() for c in args.corpora}
     header = None
     for name in args.encodings:
         libs = libraries(name, args.numpy, cache=not args.no_cache)
+        if args.against:
+            libs.update(core_builds(name, args.against, cache=not args.no_cache))
         if header is None:
             header = "| encoding | corpus (MB) | " + " | ".join(libs) + " |"
             print(header)
@@ -134,7 +188,7 @@ def main() -> None:
         for corpus, docs in corpora.items():
             check_identical(libs, docs)
             reset = (lambda n=name: empty_cache(n)) if args.cold_cache else None
-            res = run(docs, libs, args.rounds, clock, reset)
+            res = run(docs, libs, args.rounds, clock, reset, args.chunk)
             cells = [f"{s:.1f} ({r:.2f}x)" for s, r in res.values()]
             print(f"| {name} | {corpus} ({size_mb(docs):.2f}) | " + " | ".join(cells) + " |", flush=True)
     print(f"\nMB/s of input, median of {args.rounds} rounds (median per-round ratio to tiktoken); "

@@ -40,26 +40,41 @@ const SHORT: usize = 7;
 const MEDIUM: usize = 15;
 const NO_RANK: Rank = Rank::MAX;
 
+/// `bytes` (at most 7) as a little-endian integer with the length in the top byte. Read as two
+/// overlapping loads, not a copy into a buffer: `copy_from_slice` of a variable length became a
+/// `memcpy` call whose narrow stores the following 8-byte load had to wait for (store
+/// forwarding fails), ~10% of `encode_piece`'s samples.
 #[inline(always)]
 fn pack(bytes: &[u8]) -> u64 {
     debug_assert!(bytes.len() <= SHORT);
-    let mut buf = [0u8; 8];
-    buf[..bytes.len()].copy_from_slice(bytes);
-    buf[7] = bytes.len() as u8;
-    u64::from_le_bytes(buf)
+    let n = bytes.len();
+    let v = if n >= 4 {
+        let lo = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as u64;
+        let hi = u32::from_le_bytes([bytes[n - 4], bytes[n - 3], bytes[n - 2], bytes[n - 1]]) as u64;
+        lo | hi << (8 * (n - 4))
+    } else if n >= 2 {
+        let lo = u16::from_le_bytes([bytes[0], bytes[1]]) as u64;
+        let hi = u16::from_le_bytes([bytes[n - 2], bytes[n - 1]]) as u64;
+        lo | hi << (8 * (n - 2))
+    } else {
+        bytes.first().map_or(0, |&b| b as u64)
+    };
+    v | (n as u64) << 56
 }
 
+/// `bytes` (8 to 15) as two integers, the second with the length in its top byte; two
+/// overlapping 8-byte loads, as in [`pack`].
 #[inline(always)]
 fn pack2(bytes: &[u8]) -> [u64; 2] {
     debug_assert!(bytes.len() > SHORT && bytes.len() <= MEDIUM);
-    let mut buf = [0u8; 16];
-    buf[..bytes.len()].copy_from_slice(bytes);
-    buf[15] = bytes.len() as u8;
-    let (lo, hi) = buf.split_at(8);
-    [
-        u64::from_le_bytes(lo.try_into().unwrap_or_default()),
-        u64::from_le_bytes(hi.try_into().unwrap_or_default()),
-    ]
+    let n = bytes.len();
+    let word = |at: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&bytes[at..at + 8]);
+        u64::from_le_bytes(w)
+    };
+    let hi = word(n - 8).checked_shr(8 * (16 - n) as u32).unwrap_or(0);
+    [word(0), hi | (n as u64) << 56]
 }
 
 /// A key the open-addressing table can hold: `EMPTY` is never a real key (the length byte of a
@@ -261,6 +276,28 @@ mod tests {
             b"abcdefgh\0\0",
         ] {
             assert_eq!(f.rank_of(missing), None, "{missing:?}");
+        }
+    }
+
+    /// The overlapping-load packing equals the plain definition (bytes, zero padding, length in
+    /// the last byte) for every length and every start in a buffer.
+    #[test]
+    fn packing_matches_the_byte_layout() {
+        let buf: Vec<u8> = (0..64u32).map(|i| (i.wrapping_mul(0x9E) ^ 0xA5) as u8).collect();
+        for start in 0..16 {
+            for n in 0..=MEDIUM {
+                let bytes = &buf[start..start + n];
+                let mut want = [0u8; 16];
+                want[..n].copy_from_slice(bytes);
+                if n <= SHORT {
+                    want[7] = n as u8;
+                    assert_eq!(pack(bytes).to_le_bytes(), want[..8], "{n}");
+                } else {
+                    want[15] = n as u8;
+                    let got = pack2(bytes);
+                    assert_eq!([got[0].to_le_bytes(), got[1].to_le_bytes()].concat(), want, "{n}");
+                }
+            }
         }
     }
 

@@ -42,6 +42,7 @@
 mod cl100k;
 mod gpt2;
 mod o200k;
+mod swar;
 pub mod unicode;
 
 #[cfg(test)]
@@ -211,7 +212,9 @@ fn flags_or_end(t: &Tables, b: &[u8], i: usize) -> u8 {
 #[inline(always)]
 fn run_any(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
     loop {
-        // ASCII bytes in one tight loop: a byte >= 0x80 has only MULTI, so it stops the loop too.
+        // Whole words of ASCII class bytes first, then ASCII bytes in one tight loop: a byte
+        // >= 0x80 has only MULTI, so it stops the loop too.
+        i = swar::ascii_run(b, i, mask);
         while i < b.len() && t.byte(b[i]) & mask != 0 {
             i += 1;
         }
