@@ -4,10 +4,15 @@ Per call: microseconds per call of ``encode_ordinary``, ``encode``, ``encode_to_
 ``disallowed_special=()``, tiktoken's "no special handling", as benches/speed.py calls it) and
 ``count`` on an empty string, 10 bytes, ~200 bytes (an English paragraph) and 2 kB, best of
 ``--repeat`` timings of ``--number`` calls (the minimum is the figure a shared machine repeats).
-Batch: CPU time of the calling thread and of the whole process for the English corpus as one
-2-thread ``encode_ordinary_batch`` (lists) and ``encode_batch_to_numpy`` (flat) against the
-1-thread per-document loop (best of 3), so the serial part (Amdahl) is visible even where
-wall-clock scaling is not measurable.
+Batch: CPU time of the calling thread and of the whole process, and wall time, for the English
+corpus as one 2-thread ``encode_ordinary_batch`` (lists) and ``encode_batch_to_numpy`` (flat)
+against the 1-thread per-document loop (best of 3). The calling thread is one of the batch's two
+threads (src/py/chunks.rs), so its CPU time is about half the total when both threads are kept
+busy; the wall time is only meaningful on free cores (see src/PERFORMANCE.md, "Batches, fifth
+round", for a way to shield a short measurement from the load). ``--scaling`` times, for every
+corpus sampled to 1 MB as benches/speed.py does, the wall time of the 1-thread per-document loop
+(lists, numpy) and of the 1- and 2-thread batches (lists, flat numpy), cold caches, interleaved,
+best of ``--rounds``: the 2-thread batch / 1-thread loop ratio (same output) is issue #3's figure.
 
     PYTHONPATH=python BPEKIT_DATA_DIR=../shared/data/ranks python benches/call_overhead.py
 """
@@ -22,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import corpora  # noqa: I001 (first: importing bpekit resets sys.path)
+from harness.local import load_corpora
 import bpekit
 
 
@@ -68,14 +74,45 @@ def batch_split(enc: bpekit.Encoding, docs: list[str], numpy: bool) -> dict[str,
     return best
 
 
+def scaling_passes(enc: bpekit.Encoding, docs: list[str]) -> dict:
+    return {
+        "loop": lambda: [enc.encode_ordinary(d) for d in docs],
+        "numpy loop": lambda: [enc.encode_to_numpy(d, disallowed_special=()) for d in docs],
+        **{f"batch {n}": (lambda n=n: enc.encode_ordinary_batch(docs, num_threads=n)) for n in (1, 2)},
+        **{f"numpy batch {n}": (lambda n=n: enc.encode_batch_to_numpy(docs, num_threads=n, disallowed_special=()))
+           for n in (1, 2)},
+    }  # fmt: skip
+
+
+def scaling(enc: bpekit.Encoding, name: str, rounds: int) -> None:
+    print(f"{name}: wall ms, best of {rounds}, cold caches (x the 1-thread loop of the same output)")
+    print("| corpus | loop | numpy loop | batch 1 | batch 2 | numpy batch 1 | numpy batch 2 |\n|---|---|---|---|---|---|---|")
+    for corpus, docs in load_corpora(1.0).items():
+        passes = scaling_passes(enc, docs)
+        best = dict.fromkeys(passes, float("inf"))
+        for _ in range(rounds):
+            for k, f in passes.items():
+                enc.pretoken_cache_bytes = enc.pretoken_cache_bytes  # empty every thread's cache
+                w0 = time.perf_counter()
+                f()
+                best[k] = min(best[k], time.perf_counter() - w0)
+        cells = [f"{v * 1e3:.1f} ({best['numpy loop' if 'numpy' in k else 'loop'] / v:.2f}x)" for k, v in best.items()]
+        print(f"| {corpus} | {' | '.join(cells)} |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--encoding", default="o200k_base")
     ap.add_argument("--number", type=int, default=20000)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--no-batch", action="store_true")
+    ap.add_argument("--scaling", action="store_true", help="only the 1- vs 2-thread wall times (see above)")
+    ap.add_argument("--rounds", type=int, default=9)
     a = ap.parse_args()
     enc = bpekit.get_encoding(a.encoding)
+    if a.scaling:
+        scaling(enc, a.encoding, a.rounds)
+        return 0
     methods = {
         "encode_ordinary": enc.encode_ordinary,
         "encode": enc.encode,

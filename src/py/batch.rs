@@ -1,16 +1,17 @@
-//! Batches with list output: the pool encodes chunks while the calling thread, holding the GIL,
-//! turns each finished chunk into Python lists.
+//! Batches with list output: every text encoded on the batch's threads, each finished chunk of
+//! texts turned into Python lists by the calling thread between the chunks it encodes itself.
 //!
 //! Performance note: encoding in parallel and *then* converting every id to a Python int (GIL
 //! held, one thread) left the conversion as the serial part of a batch: 44% of the CPU time of an
-//! English batch, an Amdahl bound of 1.33x on two threads. Here the rayon workers send finished
-//! chunks (a few per thread, cut by bytes) down a channel; the caller fills their slots of the
-//! output list as they arrive, in any order, and waits with the GIL released. Only the last
-//! chunk's conversion is left serial. Numbers in src/PERFORMANCE.md, "Per-call overhead and batch
-//! overlap".
+//! English batch, an Amdahl bound of 1.33x on two threads. The conversion now overlaps the
+//! encoding: the calling thread is one of the batch's threads (`chunks.rs`) and fills the slots
+//! of the output list of every chunk that has finished (in any order) between its own chunks.
+//! Only the last chunk's conversion is left serial. Numbers in src/PERFORMANCE.md, "Per-call
+//! overhead and batch overlap" and "Batches, fifth round".
 
 use super::calls::{Fail, HOLD_GIL_BELOW};
-use super::ints::IdInts;
+use super::chunks::{chunks, one_chunk, run_shared};
+use super::ints::{GcPause, IdInts};
 use super::panic_err;
 use crate::parallel;
 use crate::vocab::Rank;
@@ -18,13 +19,6 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc;
-
-/// Chunks per pool thread (more: finer load balance and a shorter serial tail; fewer: less
-/// channel traffic).
-pub(super) const CHUNKS_PER_THREAD: usize = 8;
-/// No chunk smaller than this many bytes (unless the batch is).
-pub(super) const MIN_CHUNK_BYTES: usize = 16 << 10;
 
 pub(super) type Encoded = Result<Vec<Rank>, Fail>;
 
@@ -65,34 +59,6 @@ impl FirstFail {
     }
 }
 
-/// Index ranges of `texts`, each about `target` bytes (at least one text), largest first: the
-/// pool takes spawned chunks in order, so a huge text starts first instead of last (a 230 kB
-/// module among 1 MB of code left one thread alone with it at the end).
-pub(super) fn chunks(texts: &[Cow<'_, str>], target: usize) -> Vec<(usize, usize)> {
-    let mut out = ranges(texts, target);
-    let size = |&(a, b): &(usize, usize)| texts[a..b].iter().map(|t| t.len()).sum::<usize>();
-    out.sort_by_cached_key(|r| std::cmp::Reverse(size(r)));
-    out
-}
-
-/// Index ranges of `texts`, each about `target` bytes, in order.
-fn ranges(texts: &[Cow<'_, str>], target: usize) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
-    for (i, t) in texts.iter().enumerate() {
-        bytes += t.len();
-        if bytes >= target {
-            out.push((start, i + 1));
-            start = i + 1;
-            bytes = 0;
-        }
-    }
-    if start < texts.len() {
-        out.push((start, texts.len()));
-    }
-    out
-}
-
 /// `encode` of every text as a list of lists of ints, in order, on `threads` threads (`0` = one
 /// per core); the first failure (see [`FirstFail`]) is raised instead.
 pub fn encode_lists<'py, F>(py: Python<'py>, ints: &IdInts, texts: &[Cow<'_, str>], threads: usize, encode: F) -> PyResult<Bound<'py, PyList>>
@@ -101,13 +67,13 @@ where
 {
     let total: usize = texts.iter().map(|t| t.len()).sum();
     let threads = parallel::thread_count(threads);
-    let target = (total / (threads * CHUNKS_PER_THREAD)).max(MIN_CHUNK_BYTES);
     let out = IdInts::empty_list(py, texts.len())?;
     let mut fail = FirstFail::default();
     let mut convert = |start: usize, results: std::thread::Result<Vec<Encoded>>| -> PyResult<()> {
         match results {
             Err(p) => fail.panic = Some(p),
             Ok(results) => {
+                let _pause = GcPause::new(py);
                 for (i, r) in results.into_iter().enumerate() {
                     match r {
                         Ok(ids) => IdInts::set(&out, start + i, ints.list(py, &ids)?.into_any()),
@@ -119,7 +85,7 @@ where
         Ok(())
     };
     let encode_all = |part: &[Cow<'_, str>]| part.iter().map(|t| encode(t)).collect::<Vec<_>>();
-    if threads == 1 || total < 2 * MIN_CHUNK_BYTES || texts.len() < 2 {
+    if one_chunk(texts, total, threads) {
         let results = if total < HOLD_GIL_BELOW {
             catch_unwind(AssertUnwindSafe(|| encode_all(texts)))
         } else {
@@ -127,34 +93,10 @@ where
         };
         convert(0, results)?;
     } else {
-        let (tx, rx) = mpsc::channel();
-        let mut result = Ok(());
-        parallel::pool(threads).in_place_scope(|s| {
-            for (a, b) in chunks(texts, target) {
-                let (tx, encode_all) = (tx.clone(), &encode_all);
-                s.spawn(move |_| {
-                    let _ = tx.send((a, catch_unwind(AssertUnwindSafe(|| encode_all(&texts[a..b])))));
-                });
-            }
-            drop(tx);
-            let mut rx = rx;
-            loop {
-                let msg = match rx.try_recv() {
-                    Ok(m) => Ok(m),
-                    Err(mpsc::TryRecvError::Disconnected) => break,
-                    Err(mpsc::TryRecvError::Empty) => {
-                        let (m, back) = py.detach(move || (rx.recv(), rx));
-                        rx = back;
-                        m
-                    }
-                };
-                let Ok((start, results)) = msg else { break };
-                if result.is_ok() {
-                    result = convert(start, results);
-                }
-            }
-        });
-        result?;
+        let ranges = chunks(texts, total, threads);
+        run_shared(py, threads, ranges.len(), |i| encode_all(&texts[ranges[i].0..ranges[i].1]), |i, results| {
+            convert(ranges[i].0, results)
+        })?;
     }
     match fail.into_err(py) {
         Some(e) => Err(e),

@@ -4,14 +4,15 @@
 //! and concatenated them on one thread, after the Python checks had copied every text into a
 //! `String` and scanned each for specials in a Python loop. Here, as for list batches
 //! (`batch.rs`), the texts are borrowed (CPython's UTF-8 view, checked in `calls.rs`) and cut into
-//! chunks by bytes; each worker appends its chunk's ids to one buffer and its ends to another. The
-//! calling thread waits with the GIL released, then allocates the two arrays at their final
-//! length and copies the chunks in (a memcpy: ~0.1 ms per million ids). One chunk (a small batch,
-//! one thread) becomes the array without a copy when it is long. Numbers in src/PERFORMANCE.md,
-//! "Numpy output and batches, fourth round".
+//! chunks by bytes; each thread (the calling one among them, `chunks.rs`) appends its chunk's ids
+//! to one buffer and its ends to another. The calling thread then allocates the two arrays at
+//! their final length and copies the chunks in (a memcpy: ~0.1 ms per million ids). One chunk (a
+//! small batch, one thread) becomes the array without a copy when it is long. Numbers in
+//! src/PERFORMANCE.md, "Numpy output and batches, fourth round" and "Batches, fifth round".
 
-use super::batch::{chunks, Encoded, FirstFail, CHUNKS_PER_THREAD, MIN_CHUNK_BYTES};
+use super::batch::{Encoded, FirstFail};
 use super::calls::{Fail, HOLD_GIL_BELOW};
+use super::chunks::{chunks, one_chunk, run_shared};
 use super::encoder::ids_array;
 use crate::parallel;
 use crate::vocab::Rank;
@@ -19,7 +20,6 @@ use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Mutex;
 
 /// One flat array of ids and the offsets where each text's ids start (`len(texts) + 1`).
 pub type FlatBatch<'py> = (Bound<'py, PyArray1<Rank>>, Bound<'py, PyArray1<i64>>);
@@ -57,27 +57,21 @@ where
     let total: usize = texts.iter().map(|t| t.len()).sum();
     let threads = parallel::thread_count(threads);
     let work = |a: usize, b: usize| catch_unwind(AssertUnwindSafe(|| Part::encode(&texts[a..b], a, &encode)));
-    let parts: Vec<std::thread::Result<Part>> = if threads == 1 || total < 2 * MIN_CHUNK_BYTES || texts.len() < 2 {
+    let parts: Vec<std::thread::Result<Part>> = if one_chunk(texts, total, threads) {
         if total < HOLD_GIL_BELOW {
             vec![work(0, texts.len())]
         } else {
             py.detach(|| vec![work(0, texts.len())])
         }
     } else {
-        let target = (total / (threads * CHUNKS_PER_THREAD)).max(MIN_CHUNK_BYTES);
-        let ranges = chunks(texts, target);
-        let slots: Vec<Mutex<Option<std::thread::Result<Part>>>> = ranges.iter().map(|_| Mutex::new(None)).collect();
-        py.detach(|| {
-            parallel::pool(threads).in_place_scope(|s| {
-                for (&(a, b), slot) in ranges.iter().zip(&slots) {
-                    let work = &work;
-                    s.spawn(move |_| *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(work(a, b)));
-                }
-            })
-        });
-        let mut done: Vec<_> = ranges.iter().zip(slots).map(|(&(a, _), m)| (a, m.into_inner().unwrap_or_else(|e| e.into_inner()))).collect();
-        done.sort_unstable_by_key(|&(a, _)| a); // chunks ran largest first: back in text order
-        done.into_iter().map(|(_, part)| part.expect("every chunk ran")).collect()
+        let ranges = chunks(texts, total, threads);
+        let mut done: Vec<(usize, std::thread::Result<Part>)> = Vec::with_capacity(ranges.len());
+        run_shared(py, threads, ranges.len(), |i| Part::encode(&texts[ranges[i].0..ranges[i].1], ranges[i].0, &encode), |i, part| {
+            done.push((ranges[i].0, part));
+            Ok(())
+        })?;
+        done.sort_unstable_by_key(|&(a, _)| a); // chunks finish in any order: back in text order
+        done.into_iter().map(|(_, part)| part).collect()
     };
     assemble(py, texts.len(), parts)
 }

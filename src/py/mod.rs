@@ -3,6 +3,7 @@
 mod batch;
 mod bound;
 mod calls;
+mod chunks;
 mod decode;
 mod encoder;
 mod flat;

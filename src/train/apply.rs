@@ -31,6 +31,12 @@ const PARALLEL_WORDS: usize = 8192;
 /// parallel rewrite was slower than the serial one (12.5 vs 10.1 ms for a 57k-word merge; each
 /// merge is a barrier, so a descheduled worker stalls it, and every chunk grows a fresh delta
 /// map). Not measured on an idle machine with more cores, where the first merges should scale.
+/// Session 5 tried 2 again, with a cheaper split (the arena cut at sampled quantiles of the list,
+/// no sort, one region per thread, the first merged straight into the main deltas): the 142
+/// merges of 8,192 words or more (benchmark mix) took 0.47-0.49 s serially and 0.64-0.75 s on two
+/// threads at load ~8, and the whole merge phase 3.4-4.7 vs 2.8-4.7 s at load ~5 (rayon's idle
+/// workers spin, and a descheduled worker stalls every merge). The most it could save on an idle
+/// machine is about half of those merges' ~0.2 s there, so 2 cores stay serial.
 const PARALLEL_THREADS: usize = 4;
 
 /// One merge's change to one pair: the count delta, how many words the pair appeared in (listed

@@ -422,10 +422,12 @@ mod tests {
             let opts = MergeOptions { n_tokens: 600, min_frequency: 1, max_token_length: None, threads, first_seen: false };
             learn(&wc, &opts, &mut |_| true).unwrap()
         };
-        let (one, four, all) = (run(1), run(4), run(0));
-        assert_eq!(one.merges, four.merges);
-        assert_eq!(one.counts, four.counts);
-        assert_eq!(one.merges, all.merges);
+        let one = run(1);
+        for threads in [2, 3, 4, 0] {
+            let other = run(threads);
+            assert_eq!(one.merges, other.merges, "{threads} threads");
+            assert_eq!(one.counts, other.counts, "{threads} threads");
+        }
         assert!(one.counts[0] > 8192);
     }
 

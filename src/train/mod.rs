@@ -2,7 +2,8 @@
 //!
 //! 1. [`count`]: pre-tokenize the text (in parallel, chunk by chunk) and count the distinct
 //!    pre-tokens ("words") with 64-bit counts. Special tokens are cut out first and never counted.
-//!    [`stream`] finds where a long text may be cut into chunks without changing its pieces.
+//!    [`stream`] finds where a long text may be cut into chunks without changing its pieces;
+//!    [`packed`] turns short words into integer keys for the workers' maps.
 //! 2. [`merge`]: learn merges over the deduplicated word table ([`table`]), updating pair counts
 //!    incrementally (pair -> words index, a max-heap with lazy invalidation, [`queue`]); the corpus
 //!    is never recounted. [`apply`] rewrites the words of one merge, in parallel when they are many;
@@ -23,6 +24,7 @@ pub mod count;
 pub mod first_seen;
 pub mod lists;
 pub mod merge;
+pub mod packed;
 pub mod queue;
 pub mod stream;
 pub mod table;

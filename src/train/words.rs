@@ -4,6 +4,7 @@
 //! add with saturation. The binary body (see [`WordCounts::to_bytes`]) lists words in byte order,
 //! so the same counts always serialize to the same bytes.
 
+use super::packed;
 use crate::error::{Error, Result};
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::Hasher;
@@ -11,9 +12,13 @@ use std::hash::Hasher;
 /// The table is split into this many shards by word hash (see `count.rs`).
 pub const SHARDS: usize = 64;
 
-/// The shard of `word`: the top bits of its Fx hash.
+/// The shard of `word`: that of its packed form if it has one (see [`packed`]), else the top bits
+/// of its Fx hash.
 #[inline]
 pub fn shard_of(word: &[u8]) -> usize {
+    if let Some(key) = packed::pack(word) {
+        return packed::shard_of_key(key);
+    }
     let mut h = FxHasher::default();
     h.write(word);
     (h.finish() >> 58) as usize

@@ -135,6 +135,9 @@ def test_bound_methods_fall_back_to_the_class_method(enc: bpekit.Encoding, metho
         (("x",), {"allowed_special": None}), (("x",), {"disallowed_special": None}),
         (("x",), {"disallowed_special": "al"}), (("x",), {"allowed_special": "all", "disallowed_special": "x"}),
         ((b"x",), {"disallowed_special": ()}), (("x",), {"allowed_special": "all", "disallowed_special": 5}),
+        # a policy keyword with another keyword: both must reach the class method
+        (("x",), {"allowed_special": "all", "foo": 1}), ((), {"text": "x <|end|>", "disallowed_special": ()}),
+        (("x",), {"disallowed_special": (), "allowed_special": set(), "bar": 2}), (("x", "y"), {"disallowed_special": ()}),
     ]  # fmt: skip
     for args, kwargs in calls:
         assert outcome(bound, *args, **kwargs) == outcome(cls, enc, *args, **kwargs), (args, kwargs)

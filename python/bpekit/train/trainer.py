@@ -148,10 +148,11 @@ class Trainer:
             raise VocabError(f"train_from_counts needs WordCounts, got {type(counts).__name__}")
         if counts.pattern != self.pattern or counts.special_tokens != self.special_tokens:
             raise PatternError("the word counts were made with another pattern or other special tokens")
-        if counts.total() == 0:
+        pre_tokens = counts.total()  # a pass over the table (10-20 ms on the benchmark's): once
+        if pre_tokens == 0:
             raise DataNotFoundError("the training corpus is empty: the sources hold no text besides special tokens")
         target = self.vocab_size - len(self.special_tokens)
-        corpus = {**counts.stats, "distinct_pre_tokens": len(counts), "pre_tokens": counts.total()}
+        corpus = {**counts.stats, "distinct_pre_tokens": len(counts), "pre_tokens": pre_tokens}
         bar = ProgressBar(self.show_progress)
         start = time.perf_counter()
 
