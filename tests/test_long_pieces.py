@@ -2,7 +2,7 @@
 
 Each case is a stream of long pieces (64 bytes to 4.1 kB, past the linear merge's threshold)
 over a random alphabet: a few lowercase letters, all of them, mixed case, digits, Cyrillic, CJK,
-a few arbitrary bytes. A fresh encoder sees more than the 16 kB of long pieces after which it
+code points from every plane, emoji with joiners, a few arbitrary bytes. A fresh encoder sees more than the 16 kB of long pieces after which it
 builds tables over a piece's own bytes (16-bit ids when under 65,535 tokens); then it is fed the
 256 kB after which it builds the full tables (32-bit ids for cl100k and o200k), so both widths
 run. The alphabets and lengths come from a seeded generator;
@@ -29,7 +29,15 @@ ALPHABETS = {
     "digits": lambda rng: list("0123456789"),
     "cyrillic": lambda rng: [chr(c) for c in range(0x430, 0x450)],
     "cjk": lambda rng: [chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(rng.randint(3, 40))],
+    "cjk many": lambda rng: [chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(2000)],
     "few bytes": lambda rng: [bytes([b]) for b in rng.sample(range(256), rng.randint(2, 5))],
+    # code points from every plane (no surrogates): runs of 2- to 4-byte characters
+    "code points": lambda rng: [
+        chr(rng.choice([rng.randrange(0x80, 0x800), rng.randrange(0xE000, 0x10000), rng.randrange(0x10000, 0x110000)]))
+        for _ in range(rng.randint(2, 60))
+    ],
+    "emoji": lambda rng: rng.sample([chr(c) for c in range(0x1F600, 0x1F650)], rng.randint(2, 12))
+    + ["\u200d", "\U0001F3FD", "\u2764\ufe0f"],
 }
 
 
@@ -60,7 +68,8 @@ def test_long_pieces_match_tiktoken(name: str) -> None:
     tk = tiktoken_encoding(name)
     rng = random.Random(f"long pieces {name}")
     enc = fresh(name)
-    kinds = ["lowercase", "few bytes"] + [rng.choice(sorted(ALPHABETS)) for _ in range(CASES - 2)]
+    fixed = ["lowercase", "few bytes", "cjk many", "code points", "emoji"]
+    kinds = fixed[:CASES] + [rng.choice(sorted(ALPHABETS)) for _ in range(CASES - len(fixed))]
     for kind in kinds:  # 40 kB each: past the sub-vocabulary threshold
         alphabet = ALPHABETS[kind](rng)
         check(enc, tk, f"{name} {kind} {alphabet[:8]}", pieces(rng, alphabet, 40_000))

@@ -62,10 +62,15 @@
 //! - Fourth round (`src/PERFORMANCE.md`, "Long pieces, fourth round"): a direct third trie level,
 //!   16-bit tables below 65,535 tokens ([`tables`]), the output reserved for a token per 2 bytes:
 //!   random letters 0.88x the time (o200k and cl100k, 1 MB, first and second call).
+//! - Fifth round (`src/PERFORMANCE.md`, "Long pieces, fifth round"): a long piece is cut where no
+//!   token can cross ([`parts`]) and each part encoded alone, most of them one token found by the
+//!   trie walk alone: random CJK ideographs 0.7–0.8x the time; random letters have no cut and
+//!   stop looking after 4,096 positions.
 
 mod build;
 mod byteset;
 mod merges;
+mod parts;
 mod tables;
 
 pub use byteset::ByteSet;
@@ -73,6 +78,7 @@ pub use byteset::ByteSet;
 use super::trie::{Trie, NONE};
 use super::Ranks;
 use crate::vocab::Rank;
+use parts::Cuts;
 use tables::{Narrow, Tables, Wide};
 
 /// Tables of the backtracking merge for one vocabulary or sub-vocabulary (built once, read-only
@@ -85,6 +91,8 @@ pub struct Backtrack {
     global: Vec<Rank>,
     /// How many tokens are left out because BPE cannot produce them.
     pub excluded: usize,
+    /// Where pieces can be cut (see [`parts`]).
+    cuts: Cuts,
 }
 
 /// The per-token tables at the narrowest width that holds them.
@@ -191,27 +199,68 @@ impl Backtrack {
             Tokens::Wide(w) => self.encode_with(w, piece, out),
             Tokens::Narrow(n) => self.encode_with(n, piece, out),
         };
-        if found && !self.global.is_empty() {
+        if !found {
+            out.truncate(base);
+        } else if !self.global.is_empty() {
             out[base..].iter_mut().for_each(|t| *t = self.global[*t as usize]);
         }
         found
     }
 
-    /// `encode_into` over tables of one width, leaving local ids in `out`.
+    /// `encode_into` over tables of one width, leaving local ids in `out`. A long piece is cut
+    /// where no token can cross (see [`parts`]) and each part encoded alone: a part that is a
+    /// token needs only the trie walk. Pieces with few cuts (random letters) go whole to the
+    /// backtracking loop after the first [`parts::PROBE`] positions.
     #[inline]
     fn encode_with<T: Tables>(&self, toks: &T, piece: &[u8], out: &mut Vec<Rank>) -> bool {
         let n = piece.len();
+        // random letters give a token per ~1.9 bytes (n / 3 made the output grow: a 1.3 MB
+        // copy), random CJK one per ~1.6
+        out.reserve(n - n / 3 + 1);
+        let mut scratch = Scratch {
+            dead: Vec::new(),
+            memo: Memo::new(n),
+        };
+        let (mut start, mut cuts) = (0, 0);
+        for p in 1..n {
+            if p == parts::PROBE && cuts * 16 < parts::PROBE {
+                break;
+            }
+            if self.cuts.open(piece, p) {
+                if !self.encode_part(toks, &piece[start..p], out, &mut scratch) {
+                    return false;
+                }
+                (start, cuts) = (p, cuts + 1);
+            }
+        }
+        self.encode_part(toks, &piece[start..], out, &mut scratch)
+    }
+
+    /// Encodes one part: a token by itself (every token the trie matches encodes to itself), or
+    /// by backtracking.
+    #[inline]
+    fn encode_part<T: Tables>(&self, toks: &T, part: &[u8], out: &mut Vec<Rank>, scratch: &mut Scratch) -> bool {
+        let first = self.trie.longest_prefix_len(part);
+        if first.1 == part.len() {
+            out.push(first.0);
+            return true;
+        }
+        self.backtrack(toks, part, first, out, scratch)
+    }
+
+    /// The backtracking loop over `piece`, starting from its longest prefix token `first`.
+    fn backtrack<T: Tables>(&self, toks: &T, piece: &[u8], first: (u32, usize), out: &mut Vec<Rank>, scratch: &mut Scratch) -> bool {
+        let n = piece.len();
         let base = out.len();
-        // random letters give a token per ~1.9 bytes: n / 3 made the output grow (a 1.3 MB copy)
-        out.reserve(n / 2 + 1);
-        let mut dead = vec![0u64; n / 64 + 1];
-        let mut memo = Memo::new(n);
+        let dead = &mut scratch.dead;
+        dead.clear();
+        dead.resize(n / 64 + 1, 0);
+        let memo = &mut scratch.memo;
         let mut pos = 0;
         // `cand_len` is the length of `cand` (from the trie walk or the token's record).
-        let (mut cand, mut cand_len) = self.trie.longest_prefix_len(piece);
+        let (mut cand, mut cand_len) = first;
         loop {
             if cand == NONE {
-                out.truncate(base);
                 return false;
             }
             let end = pos + cand_len;
@@ -248,8 +297,15 @@ impl Backtrack {
             Tokens::Wide(w) => w.chain.len() * 16 + w.merges.memory_bytes(),
             Tokens::Narrow(n) => n.memory_bytes(),
         };
-        self.trie.memory_bytes() + tokens + self.global.len() * 4
+        self.trie.memory_bytes() + tokens + self.global.len() * 4 + self.cuts.memory_bytes()
     }
+}
+
+/// What the backtracking loop reuses from part to part.
+struct Scratch {
+    /// A bit per position of the part: no valid sequence continues from there.
+    dead: Vec<u64>,
+    memo: Memo,
 }
 
 /// A small direct-mapped cache of `valid_pair` answers for one piece.

@@ -301,6 +301,7 @@ fn check_real_vocab(name: &str) {
         check(&ranks, Some(&part), &long, 0, &what);
         check(&ranks, Some(&bt), &long, 0, &what);
     }
+    check_char_alphabets(name, &ranks, &bt, &mut rng);
     for n in 1..=300 {
         check(
             &ranks,
@@ -322,6 +323,41 @@ fn check_real_vocab(name: &str) {
         compared += token.len();
     }
     eprintln!("{name}: {compared} bytes compared");
+}
+
+/// A random character of `kind`: a CJK ideograph, a code point from any plane (no surrogates), or
+/// an emoji (with skin tones and joiners, so tokens span characters).
+fn random_char(rng: &mut Rng, kind: usize) -> char {
+    let code = match kind {
+        0 => 0x4E00 + rng.below(0x9FA5 - 0x4E00) as u32,
+        1 => match rng.below(3) {
+            0 => 0x80 + rng.below(0x800 - 0x80) as u32,
+            1 => 0xE000 + rng.below(0x10000 - 0xE000) as u32,
+            _ => 0x10000 + rng.below(0x110000 - 0x10000) as u32,
+        },
+        _ => [0x1F600 + rng.below(80) as u32, 0x1F3FB + rng.below(5) as u32, 0x200D, 0x2764][rng.below(4)],
+    };
+    char::from_u32(code).unwrap_or('?')
+}
+
+/// Long pieces over random alphabets of CJK ideographs, code points from every plane and emoji
+/// (multi-byte characters: wide trie nodes, tokens that are parts of characters): tables over
+/// the piece's bytes and the full tables agree with the heap merge.
+fn check_char_alphabets(name: &str, ranks: &Ranks, bt: &Backtrack, rng: &mut Rng) {
+    for case in 0..9 {
+        let kind = case % 3;
+        let size = 2 + rng.below([3000, 300, 40][kind]);
+        let alphabet: Vec<String> = (0..size).map(|_| random_char(rng, kind).to_string()).collect();
+        let alphabet: Vec<&str> = alphabet.iter().map(String::as_str).collect();
+        let long = repeat_pick(rng, &alphabet, 6000);
+        let what = format!("{name} random characters (kind {kind}, {size})");
+        if let Some(part) = Backtrack::for_bytes(ranks, &ByteSet::of(&long)) {
+            check(ranks, Some(&part), &long, 0, &what);
+        } else {
+            panic!("{what}: sub-vocabulary tables rejected");
+        }
+        check(ranks, Some(bt), &long, 0, &what);
+    }
 }
 
 #[test]

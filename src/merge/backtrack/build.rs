@@ -11,6 +11,7 @@ use super::tables::{Chain, Narrow, Split, Wide, NO_SPLIT};
 use super::{valid_pair, Backtrack, ByteSet, Tokens};
 use crate::merge::heap;
 use super::merges::Merges;
+use super::parts::Cuts;
 use crate::merge::trie::{Trie, NONE};
 use crate::merge::RankLookup;
 use crate::vocab::Rank;
@@ -112,7 +113,9 @@ pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet) -> Option<Bac
         Some(narrow) => Tokens::Narrow(narrow),
         None => Tokens::Wide(wide),
     };
+    let cuts = Cuts::new((0..k as u32).map(bytes));
     Some(Backtrack {
+        cuts,
         trie,
         tokens: tables,
         global: if identity { Vec::new() } else { tokens.iter().map(|t| t.0).collect() },

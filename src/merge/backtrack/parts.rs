@@ -1,0 +1,132 @@
+//! Where a long piece can be cut: a boundary that no token of the vocabulary crosses. No merge
+//! can join the two sides of such a boundary (every symbol BPE ever forms is a token), so the
+//! piece's encoding is the encodings of the parts between cuts, one after the other, each part
+//! encoded alone.
+//!
+//! A token across the boundary before `piece[p]` holds the two bytes there, and if it is longer
+//! than two bytes, one of the byte triples `piece[p-2..p+1]`, `piece[p-1..p+2]`. [`Cuts`] keeps
+//! a bit for every byte pair inside a token, every two-byte token, and a hashed filter of the
+//! triples inside tokens (a false "present" only loses a cut), so the test is a few loads from
+//! tables of 8, 8 and 128 kB.
+//!
+//! Performance notes (`src/PERFORMANCE.md`, "Long pieces, fifth round"): random CJK ideographs
+//! cut into parts of 1.8 bytes on average with o200k (1.3 with cl100k), most of them one token,
+//! which the trie's direct tables answer without a `valid_pair` call. Random letters have no cut
+//! (every pair of letters is a token), so the encoder stops looking after [`PROBE`] positions
+//! with fewer than 1 in 16 cuts.
+
+/// Positions tested before giving up on a piece with few cuts.
+pub(super) const PROBE: usize = 4096;
+
+/// Bits in the triple filter (128 kB). Sized to the tokens' triples instead (32 kB for o200k's
+/// 6k tokens over random CJK, 2 MB for the full o200k, where this one is 63% ones) it was
+/// slower: 1–9% from more false "present" at 32 kB, 1.3x from cache misses at 2 MB.
+const TRIPLE_BITS: u32 = 20;
+
+/// The tables of the cut test for one (sub-)vocabulary.
+#[derive(Clone)]
+pub(super) struct Cuts {
+    /// Bit `x << 8 | y`: the bytes `x, y` occur next to each other in some token.
+    joins: Vec<u64>,
+    /// Bit `x << 8 | y`: the bytes `x, y` are a token.
+    pairs: Vec<u64>,
+    /// Bit [`triple_bit`]: some token holds this byte triple (or one that hashes alike).
+    triples: Vec<u64>,
+}
+
+#[inline(always)]
+fn bit(set: &[u64], i: usize) -> bool {
+    set[i / 64] & (1 << (i % 64)) != 0
+}
+
+fn set_bit(set: &mut [u64], i: usize) {
+    set[i / 64] |= 1 << (i % 64);
+}
+
+#[inline(always)]
+fn pair_bit(x: u8, y: u8) -> usize {
+    (x as usize) << 8 | y as usize
+}
+
+#[inline(always)]
+fn triple_bit(x: u8, y: u8, z: u8) -> usize {
+    let k = (x as u32) << 16 | (y as u32) << 8 | z as u32;
+    (k.wrapping_mul(0x9E37_79B1) >> (32 - TRIPLE_BITS)) as usize
+}
+
+impl Cuts {
+    /// The tables for a vocabulary given as the bytes of all its tokens (producible or not).
+    pub(super) fn new<'a>(tokens: impl Iterator<Item = &'a [u8]>) -> Cuts {
+        let mut cuts = Cuts {
+            joins: vec![0; 1 << 10],
+            pairs: vec![0; 1 << 10],
+            triples: vec![0; (1 << TRIPLE_BITS) / 64],
+        };
+        for b in tokens {
+            for w in b.windows(2) {
+                set_bit(&mut cuts.joins, pair_bit(w[0], w[1]));
+            }
+            if let [x, y] = *b {
+                set_bit(&mut cuts.pairs, pair_bit(x, y));
+            }
+            for w in b.windows(3) {
+                set_bit(&mut cuts.triples, triple_bit(w[0], w[1], w[2]));
+            }
+        }
+        cuts
+    }
+
+    /// Whether no token can cross the boundary before `piece[p]` (`0 < p < piece.len()`).
+    #[inline(always)]
+    pub(super) fn open(&self, piece: &[u8], p: usize) -> bool {
+        let (x, y) = (piece[p - 1], piece[p]);
+        if !bit(&self.joins, pair_bit(x, y)) {
+            return true;
+        }
+        if bit(&self.pairs, pair_bit(x, y)) {
+            return false;
+        }
+        let triple = |x, y, z| bit(&self.triples, triple_bit(x, y, z));
+        (p < 2 || !triple(piece[p - 2], x, y))
+            && (p + 1 >= piece.len() || !triple(x, y, piece[p + 1]))
+    }
+
+    pub(super) fn memory_bytes(&self) -> usize {
+        (self.joins.len() + self.pairs.len() + self.triples.len()) * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cut test against its definition: no token equals a slice of the piece across `p`.
+    #[test]
+    fn open_only_where_no_token_crosses() {
+        let tokens: [&[u8]; 9] = [
+            b"a", b"b", b"c", b"d", b"ab", b"bcd", b"cda", b"dd", b"abca",
+        ];
+        let cuts = Cuts::new(tokens.iter().copied());
+        let mut seed = 3u64;
+        let mut found = 0;
+        for _ in 0..3000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let n = 2 + (seed >> 60) as usize;
+            let piece: Vec<u8> = (0..n)
+                .map(|i| b"abcd"[(seed >> (4 + 2 * i)) as usize & 3])
+                .collect();
+            for p in 1..n {
+                let crossed = (0..p).any(|i| (p + 1..=n).any(|j| tokens.contains(&&piece[i..j])));
+                if cuts.open(&piece, p) {
+                    assert!(!crossed, "{:?} cut at {p}", String::from_utf8_lossy(&piece));
+                    found += 1;
+                }
+            }
+        }
+        assert!(found > 100, "only {found} cuts found");
+        // "ba" is inside no token; "cda" crosses d|a; "dd" is a token
+        assert!(cuts.open(b"ba", 1) && !cuts.open(b"cda", 2) && !cuts.open(b"dd", 1));
+    }
+}
