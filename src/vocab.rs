@@ -102,11 +102,15 @@ impl Vocab {
     /// The bytes of token `id` (ordinary or special), if it exists.
     #[inline]
     pub fn token_bytes(&self, id: Rank) -> Option<&[u8]> {
+        let (start, len) = self.span(id)?;
+        Some(&self.decode_bytes[start..start + len])
+    }
+
+    /// Where token `id`'s bytes are in `decode_bytes` (start, length), if it exists.
+    #[inline]
+    fn span(&self, id: Rank) -> Option<(usize, usize)> {
         let &(start, len) = self.decode_offsets.get(id as usize)?;
-        if start == u32::MAX {
-            return None;
-        }
-        Some(&self.decode_bytes[start as usize..(start + len) as usize])
+        (start != u32::MAX).then_some((start as usize, len as usize))
     }
 
     #[inline]
@@ -134,11 +138,7 @@ impl Vocab {
     pub fn decode(&self, tokens: &[Rank]) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(tokens.len() * 4 + DECODE_PAD);
         for &t in tokens {
-            let &(start, len) = self.decode_offsets.get(t as usize).ok_or(Error::InvalidToken(t))?;
-            if start == u32::MAX {
-                return Err(Error::InvalidToken(t));
-            }
-            let (start, len) = (start as usize, len as usize);
+            let (start, len) = self.span(t).ok_or(Error::InvalidToken(t))?;
             if len <= DECODE_PAD {
                 // A fixed-size copy (one vector move) and a truncate instead of a `memcpy` call
                 // per token, which was 40% of `decode_batch`'s time (`src/PERFORMANCE.md`).
