@@ -118,11 +118,10 @@ class Tokenizer:
                 raise UsageError("Tokenizer needs a model, or pattern= and merges= for a byte-level BPE")
             if not isinstance(pattern, str):
                 raise FormatError(f"pattern must be a str, got {type(pattern).__name__}")
-            self._merges: list[Pair] | None = [(bytes(a), bytes(b)) for a, b in merges]
-            ranks = ranks_from_merges(self._merges)
-            self._init_ranks(ranks, _specials(special_tokens, len(ranks)), pattern, "bpekit-trained")
-            self.pattern_name = pattern_name
-            self.training: dict[str, Any] = dict(training or {})
+            pairs = [(bytes(a), bytes(b)) for a, b in merges]
+            ranks = ranks_from_merges(pairs)
+            self._rank_model(ranks, pairs, _specials(special_tokens, len(ranks)), pattern, "bpekit-trained",
+                             pattern_name, dict(training or {}))
             return
         self.pattern: str | None = None
         self.pattern_name = None
@@ -179,23 +178,28 @@ class Tokenizer:
         if len(ranks) != len(tokens) or len(tokens) > 256 + len(merges):
             raise InternalError(f"the trainer returned {len(tokens)} tokens, {len(ranks)} distinct, for {len(merges)} merges")
         self = cls.__new__(cls)
-        self.source_format, self.source_document, self.hf_layout = None, None, None
-        self._merges = merges
-        self._init_ranks(ranks, _specials(special_tokens, len(ranks)), pattern, "bpekit-trained")
-        self.pattern_name = pattern_name
-        self.training = training
+        self._rank_model(ranks, merges, _specials(special_tokens, len(ranks)), pattern, "bpekit-trained",
+                         pattern_name, training)
         return self
 
     @classmethod
     def from_encoding(cls, encoding: Encoding) -> Tokenizer:
         """The rank model of a bpekit (tiktoken-compatible) ``Encoding``: same pattern, ranks, specials."""
         self = cls.__new__(cls)
-        self.source_format, self.source_document, self.pattern_name, self.training = None, None, None, {}
-        self.hf_layout = None
-        self._merges = None
-        self._init_ranks(encoding._mergeable_ranks, dict(encoding._special_tokens), encoding._pat_str,
-                         encoding.name, encoding)
+        self._rank_model(encoding._mergeable_ranks, None, dict(encoding._special_tokens), encoding._pat_str,
+                         encoding.name, None, {}, encoding)
         return self
+
+    def _rank_model(self, ranks: dict[bytes, int], merges: list[Pair] | None, specials: dict[str, int],
+                    pattern: str, name: str, pattern_name: str | None, training: dict[str, Any],
+                    encoding: Encoding | None = None) -> None:
+        """Makes this a rank model (what ``pattern=``/``merges=``, the trainer and
+        :meth:`from_encoding` build); ``merges`` None = recovered from the ranks when asked."""
+        self.source_format, self.source_document, self.hf_layout = None, None, None
+        self._merges: list[Pair] | None = merges
+        self._init_ranks(ranks, specials, pattern, name, encoding)
+        self.pattern_name = pattern_name
+        self.training: dict[str, Any] = training
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], **overrides: Any) -> Tokenizer:
