@@ -26,7 +26,7 @@
 
 use super::stream;
 use super::packed;
-use super::words::{shard_of, Shard, WordCounts, SHARDS};
+use super::words::{add_to_shard, shard_of, Shard, WordCounts, SHARDS};
 use crate::error::{Error, Result};
 use crate::pretokenize::Pretokenizer;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
@@ -245,21 +245,10 @@ impl Counter {
             let mut buf = [0u8; 16];
             for l in &locals {
                 for (&k, &c) in &l.short[s] {
-                    let w = packed::unpack(k, &mut buf);
-                    match shard.get_mut(w) {
-                        Some(v) => *v = v.saturating_add(c),
-                        None => {
-                            shard.insert(w.to_vec(), c);
-                        }
-                    }
+                    add_to_shard(shard, packed::unpack(k, &mut buf), c);
                 }
                 for (&w, &c) in &l.long[s] {
-                    match shard.get_mut(w) {
-                        Some(v) => *v = v.saturating_add(c),
-                        None => {
-                            shard.insert(w.to_vec(), c);
-                        }
-                    }
+                    add_to_shard(shard, w, c);
                 }
             }
         };

@@ -26,6 +26,17 @@ pub fn shard_of(word: &[u8]) -> usize {
 
 pub type Shard = FxHashMap<Vec<u8>, u64>;
 
+/// Adds `count` to `word` in `shard` (saturating), storing a copy of the word if it is new.
+#[inline]
+pub fn add_to_shard(shard: &mut Shard, word: &[u8], count: u64) {
+    match shard.get_mut(word) {
+        Some(c) => *c = c.saturating_add(count),
+        None => {
+            shard.insert(word.to_vec(), count);
+        }
+    }
+}
+
 /// Distinct words and their counts, in [`SHARDS`] hash maps (so that counting threads can fill
 /// them in parallel and nothing has to be rehashed into one big table afterwards).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,12 +73,7 @@ impl WordCounts {
     }
 
     pub fn add_word(&mut self, word: &[u8], count: u64) {
-        let shard = &mut self.shards[shard_of(word)];
-        if let Some(c) = shard.get_mut(word) {
-            *c = c.saturating_add(count);
-        } else {
-            shard.insert(word.to_vec(), count);
-        }
+        add_to_shard(&mut self.shards[shard_of(word)], word, count);
     }
 
     /// Adds every count of `other` into `self`.
@@ -75,12 +81,7 @@ impl WordCounts {
         for (mine, theirs) in self.shards.iter_mut().zip(&other.shards) {
             mine.reserve(theirs.len());
             for (w, &c) in theirs {
-                match mine.get_mut(w) {
-                    Some(v) => *v = v.saturating_add(c),
-                    None => {
-                        mine.insert(w.clone(), c);
-                    }
-                }
+                add_to_shard(mine, w, c);
             }
         }
     }
