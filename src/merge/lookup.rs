@@ -238,6 +238,29 @@ impl RankLookup for FastRanks {
     }
 }
 
+/// Lookups of keys of 3 to 7 bytes that the caller has packed itself: `key` is `bytes` as a
+/// little-endian integer with the length in the top byte, as [`pack`] makes it. The flat merge
+/// (`small.rs`) packs its keys from a padded copy of the piece with one load and a mask, where
+/// `pack` branches on the length twice (once in [`FastRanks::rank_of`], once in `pack`) and the
+/// lengths of the pairs a merge looks up follow no pattern a branch predictor can learn.
+pub trait ShortKeyLookup: RankLookup {
+    #[inline(always)]
+    fn rank_of_short(&self, key: u64, bytes: &[u8]) -> Option<Rank> {
+        debug_assert_eq!(key, pack(bytes));
+        self.rank_of(bytes)
+    }
+}
+
+impl ShortKeyLookup for FxHashMap<Vec<u8>, Rank> {}
+
+impl ShortKeyLookup for FastRanks {
+    #[inline(always)]
+    fn rank_of_short(&self, key: u64, bytes: &[u8]) -> Option<Rank> {
+        debug_assert_eq!(key, pack(bytes));
+        self.short.get(key)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

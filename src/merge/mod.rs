@@ -19,7 +19,7 @@ pub mod small;
 mod toy_vocab_tests;
 pub mod trie;
 
-pub use lookup::{FastRanks, RankLookup};
+pub use lookup::{FastRanks, RankLookup, ShortKeyLookup};
 
 use crate::error::{Error, Result};
 use crate::vocab::Rank;
@@ -45,14 +45,14 @@ pub type Ranks = FxHashMap<Vec<u8>, Rank>;
 
 /// Encodes one piece (which is not itself a token) and appends its ids to `out`.
 #[inline]
-pub fn byte_pair_encode_into<R: RankLookup>(ranks: &R, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
+pub fn byte_pair_encode_into<R: ShortKeyLookup>(ranks: &R, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
     byte_pair_encode_bounded(ranks, usize::MAX, piece, out)
 }
 
 /// As [`byte_pair_encode_into`], knowing that no token is longer than `max_len` bytes, so that
 /// pairs longer than that are never looked up (this keeps long pieces from hashing long slices).
 #[inline]
-pub fn byte_pair_encode_bounded<R: RankLookup>(ranks: &R, max_len: usize, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
+pub fn byte_pair_encode_bounded<R: ShortKeyLookup>(ranks: &R, max_len: usize, piece: &[u8], out: &mut Vec<Rank>) -> Result<()> {
     if piece.len() == 1 {
         out.push(ranks.rank_of(piece).ok_or_else(|| Error::NoToken(piece.to_vec()))?);
         return Ok(());
@@ -66,7 +66,7 @@ pub fn byte_pair_encode_bounded<R: RankLookup>(ranks: &R, max_len: usize, piece:
 
 /// As [`byte_pair_encode_bounded`], using the linear merge `linear` for long pieces if given.
 #[inline]
-pub fn byte_pair_encode_with<R: RankLookup>(
+pub fn byte_pair_encode_with<R: ShortKeyLookup>(
     ranks: &R,
     max_len: usize,
     linear: Option<&backtrack::Backtrack>,
@@ -82,7 +82,7 @@ pub fn byte_pair_encode_with<R: RankLookup>(
 }
 
 /// Encodes one piece from scratch (no whole-piece shortcut needed, but it is harmless).
-pub fn byte_pair_encode<R: RankLookup>(ranks: &R, piece: &[u8]) -> Result<Vec<Rank>> {
+pub fn byte_pair_encode<R: ShortKeyLookup>(ranks: &R, piece: &[u8]) -> Result<Vec<Rank>> {
     let mut out = Vec::new();
     if piece.is_empty() {
         return Ok(out);
