@@ -202,6 +202,15 @@ impl CoreBpe {
             out.push(t);
             return Ok(1);
         }
+        // Two bytes that are not a token are their two byte tokens (their one pair is the whole
+        // piece, so nothing merges): cheaper than a cache probe. `" \0"` in cl100k and o200k, a
+        // third of the pieces of `"a\0 \0"` repeated: 1.16x (o200k) and 1.28x (cl100k) there.
+        if let [a, b] = *piece {
+            if let (Some(x), Some(y)) = (self.vocab.rank(&[a]), self.vocab.rank(&[b])) {
+                out.extend_from_slice(&[x, y]);
+                return Ok(2);
+            }
+        }
         let cacheable = piece.len() <= cache::MAX_CACHED_PIECE && cache.as_deref_mut().is_some_and(|c| c.active());
         if let (true, Some(c)) = (cacheable, cache.as_deref_mut()) {
             if let Some(ids) = c.get(piece) {
@@ -447,6 +456,10 @@ fn last_char(b: &[u8]) -> Option<(char, usize)> {
     }
     None
 }
+
+#[cfg(test)]
+#[path = "core_piece_tests.rs"]
+mod piece_tests;
 
 #[cfg(test)]
 #[path = "core_linear_tests.rs"]
