@@ -15,6 +15,7 @@ pub mod parallel;
 pub mod pretokenize;
 pub mod rankfile;
 pub mod special;
+pub mod surrogates;
 pub mod train;
 pub mod vocab;
 

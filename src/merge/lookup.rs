@@ -18,6 +18,9 @@
 //!   512 kB of one bit per key at 16 bits). Its word load was most of the merge's samples; half
 //!   the bytes stay in L2 better, and 3 bits keep false positives below one bit's: 1.07–1.10x on
 //!   multilingual text and random Unicode.
+//! - The packed tables are filled in rank order (sixth round), so the frequent tokens (low ranks)
+//!   sit in their home slots: ~1.25x on whole-token lookups of English pieces alone, +2–4% on
+//!   encoding.
 
 use crate::vocab::Rank;
 use rustc_hash::FxHashMap;
@@ -215,6 +218,10 @@ impl FastRanks {
                 long.insert(k.as_slice().into(), v);
             }
         }
+        // In rank order, so that a token's home slot is only ever taken by a token of lower rank:
+        // the most frequent tokens (the lowest ranks) are found by the first probe.
+        short.sort_unstable_by_key(|e| e.1);
+        medium.sort_unstable_by_key(|e| e.1);
         FastRanks {
             direct,
             short: PackedTable::new(&short),
@@ -324,6 +331,22 @@ mod tests {
         }
     }
 
+    /// Every slot between a key's home slot and its own holds a lower rank: filled in rank order,
+    /// a token is only ever pushed on by tokens of lower rank (the frequent ones find their home).
+    fn displaced_only_by_lower_ranks<K: PackedKey + std::fmt::Debug>(t: &PackedTable<K>) {
+        let mask = t.slots.len() - 1;
+        for (at, &(k, r)) in t.slots.iter().enumerate() {
+            if k == K::EMPTY {
+                continue;
+            }
+            let mut i = (k.hash() >> t.shift) as usize;
+            while i != at {
+                assert!(t.slots[i].1 < r, "{k:?} (rank {r}) behind rank {}", t.slots[i].1);
+                i = (i + 1) & mask;
+            }
+        }
+    }
+
     #[test]
     fn agrees_with_a_hash_map_on_many_keys() {
         let mut seed = 0x2545_F491_4F6C_DD1Du64;
@@ -338,6 +361,8 @@ mod tests {
             r.entry(key).or_insert(n);
         }
         let f = FastRanks::new(&r);
+        displaced_only_by_lower_ranks(&f.short);
+        displaced_only_by_lower_ranks(&f.medium);
         for (k, v) in &r {
             assert_eq!(f.rank_of(k), Some(*v));
             let mut other = k.clone();
@@ -358,6 +383,8 @@ mod tests {
             };
             let r = crate::rankfile::parse(&data, name).unwrap();
             let f = FastRanks::new(&r);
+            displaced_only_by_lower_ranks(&f.short);
+            displaced_only_by_lower_ranks(&f.medium);
             for (k, &v) in &r {
                 assert_eq!(f.rank_of(k), Some(v), "{name} {k:?}");
                 let mut other = k.clone();

@@ -9,7 +9,7 @@
 
 use super::{run, run_held};
 use crate::error::Error;
-use super::text::join_surrogates;
+use crate::surrogates::join_surrogates;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;

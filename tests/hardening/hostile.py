@@ -70,3 +70,24 @@ def benign(n: int) -> str:
     path = Path(DATA) / "corpora" / "tinyshakespeare.txt"
     base = path.read_text(encoding="utf-8") if path.is_file() else "It was a bright cold day in April. " * 100
     return (base * (n // len(base) + 1))[:n]
+
+
+def natural(n: int, block: int = 20_000) -> str:
+    """About ``n`` bytes of natural text that does not repeat: blocks of ``block`` characters
+    taken in turn from the 46 bible translations of the shared corpus (57 MB; Latin, Cyrillic,
+    Armenian, Gujarati, Syriac, Coptic, Cherokee scripts), as a service sees many documents.
+    Falls back to :func:`benign` when the corpus is absent."""
+    files = sorted((Path(DATA) / "corpora" / "bible").glob("*.txt"))
+    if not files:
+        return benign(n)
+    texts = [f.read_text(encoding="utf-8", errors="replace") for f in files]
+    parts, size, at = [], 0, 0
+    while size < n and at < max(len(t) for t in texts):
+        for t in texts:
+            part = t[at : at + block]
+            parts.append(part)
+            size += len(part.encode("utf-8"))
+            if size >= n:
+                break
+        at += block
+    return "".join(parts)
