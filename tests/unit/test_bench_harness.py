@@ -83,3 +83,24 @@ def test_tables_use_paired_ratios() -> None:
     text = "\n".join(report.speed_tables(res))
     assert "| cl100k_base | english (2.00) | 0.8 (1.00x) | 2.0 (3.00x) |" in text
     assert "| cl100k_base | english (2.00) | 3.0 (1.50x) |" in text  # batch vs its own 1 thread
+
+
+def test_a_pass_calls_the_instance_its_prepare_made() -> None:
+    """`prepare` may replace a library's methods (gigatoken: a fresh instance, cold cache, before
+    every pass); the timed pass must call the replacement, not the method it was built with."""
+    import speed
+
+    calls: list[tuple[str, int]] = []
+    lib = libs.Lib("fake", "0", encode=lambda t: calls.append(("list", 0)))
+    made = iter(range(1, 100))
+
+    def prepare() -> None:
+        n = next(made)
+        lib.encode = lambda t: calls.append(("list", n))
+        lib.numpy = lambda t: calls.append(("numpy", n))
+
+    prepare()
+    lib.prepare = prepare
+    passes = speed.timed_passes(lib, ["a"])
+    timing.run_rounds(passes, 2, {k: lib.prepare for k in passes})
+    assert calls == [("list", 2), ("numpy", 3), ("numpy", 4), ("list", 5)]
