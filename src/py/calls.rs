@@ -129,16 +129,19 @@ fn python_refusal(py: Python<'_>, check: &str, obj: &Bound<'_, PyAny>) -> PyErr 
 fn check_limit<'py>(py: Python<'py>, chars: usize, texts: impl FnOnce() -> PyResult<Bound<'py, PyAny>>) -> PyResult<()> {
     static LIMITS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
     let d = LIMITS.get_or_try_init(py, || Ok::<_, PyErr>(py.import("bpekit.limits")?.dict().unbind()))?;
-    // The value as a C call, not PyO3's generic extraction (a third of this check's cost).
+    // The value as a C call, not PyO3's generic extraction (a third of this check's cost), and
+    // `PyLong_AsLongAndOverflow`, which reads the default 1 << 30 (two 30-bit digits) in a short
+    // loop where `PyLong_AsUnsignedLongLong` goes through `_PyLong_AsByteArray`.
     let value = d.bind(py).get_item(intern!(py, "_max_input_bytes"))?;
     if let Some(v) = value.filter(|v| v.is_exact_instance_of::<pyo3::types::PyInt>()) {
-        // SAFETY: `v` is an int; -1 with an error set means it does not fit (cleared below).
-        let limit = unsafe { pyo3::ffi::PyLong_AsUnsignedLongLong(v.as_ptr()) };
-        if limit == u64::MAX && PyErr::take(py).is_some() {
-            // not a u64: let the Python check decide
-        } else if limit == 0 || (chars as u64).saturating_mul(4) <= limit {
+        let mut overflow: std::os::raw::c_int = 0;
+        // SAFETY: `v` is an exact int, so no `__index__` runs and no error is set; a value that
+        // does not fit a C long sets `overflow` instead.
+        let limit = unsafe { pyo3::ffi::PyLong_AsLongAndOverflow(v.as_ptr(), &mut overflow) };
+        if overflow == 0 && limit >= 0 && (limit == 0 || (chars as u64).saturating_mul(4) <= limit as u64) {
             return Ok(());
         }
+        // negative or huge: let the Python check decide
     }
     call_python(py, "bpekit.limits", "check_texts", (texts()?,)).map(drop)
 }

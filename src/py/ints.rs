@@ -11,7 +11,7 @@ use crate::vocab::Rank;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
-use pyo3::sync::PyOnceLock;
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::OnceLock;
 
 /// Ids at or above this get a fresh `int` each time (a sparse id space must not cost a huge table).
@@ -20,7 +20,8 @@ const MAX_CACHED_ID: usize = 1 << 21;
 pub struct IdInts {
     /// Table length: one past the largest id (capped at `MAX_CACHED_ID`).
     len: usize,
-    table: OnceLock<Box<[PyOnceLock<Py<PyAny>>]>>,
+    /// The `int` of each id, null until first used; each non-null entry owns one reference.
+    table: OnceLock<Box<[AtomicPtr<ffi::PyObject>]>>,
 }
 
 impl IdInts {
@@ -30,23 +31,48 @@ impl IdInts {
         IdInts { len, table: OnceLock::new() }
     }
 
-    fn table(&self) -> &[PyOnceLock<Py<PyAny>>] {
-        self.table.get_or_init(|| (0..self.len).map(|_| PyOnceLock::new()).collect())
+    fn table(&self) -> &[AtomicPtr<ffi::PyObject>] {
+        self.table.get_or_init(|| (0..self.len).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect())
     }
 
     /// A new reference to the `int` of `id` (null with a Python error set if out of memory).
     #[inline]
-    fn int(py: Python<'_>, table: &[PyOnceLock<Py<PyAny>>], id: Rank) -> *mut ffi::PyObject {
+    fn int(_py: Python<'_>, table: &[AtomicPtr<ffi::PyObject>], id: Rank) -> *mut ffi::PyObject {
         match table.get(id as usize) {
             Some(slot) => {
-                let obj = slot.get_or_init(py, || id.into_pyobject(py).map_or_else(|e| match e {}, |i| i.into_any().unbind()));
-                let p = obj.as_ptr();
+                let mut p = slot.load(Ordering::Acquire);
+                if p.is_null() {
+                    p = Self::fill(slot, id);
+                    if p.is_null() {
+                        return p;
+                    }
+                }
                 // SAFETY: `p` is a live object owned by the table; we hand out a new reference.
                 unsafe { ffi::Py_INCREF(p) };
                 p
             }
             // SAFETY: plain C API call with the GIL held (`py`).
             None => unsafe { ffi::PyLong_FromUnsignedLong(std::os::raw::c_ulong::from(id)) },
+        }
+    }
+
+    /// Makes the `int` of `id` and stores it in its empty `slot` (a free-threaded build may race
+    /// another thread here: the first store wins, the loser's object is released).
+    #[cold]
+    #[inline(never)]
+    fn fill(slot: &AtomicPtr<ffi::PyObject>, id: Rank) -> *mut ffi::PyObject {
+        // SAFETY: plain C API call; the caller holds the GIL (or is attached, free-threaded).
+        let made = unsafe { ffi::PyLong_FromUnsignedLong(std::os::raw::c_ulong::from(id)) };
+        if made.is_null() {
+            return made;
+        }
+        match slot.compare_exchange(std::ptr::null_mut(), made, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => made,
+            Err(theirs) => {
+                // SAFETY: `made` is our own new reference, never shared.
+                unsafe { ffi::Py_DECREF(made) };
+                theirs
+            }
         }
     }
 
@@ -80,6 +106,22 @@ impl IdInts {
             unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t, item) };
         }
         Ok(list)
+    }
+}
+
+impl Drop for IdInts {
+    fn drop(&mut self) {
+        let Some(table) = self.table.take() else { return };
+        // An encoder is dropped by Python (attached); at interpreter shutdown the ints are left.
+        Python::try_attach(|_py| {
+            for slot in table.iter() {
+                let p = slot.load(Ordering::Acquire);
+                if !p.is_null() {
+                    // SAFETY: the table owns this reference; attached to the interpreter.
+                    unsafe { ffi::Py_DECREF(p) };
+                }
+            }
+        });
     }
 }
 
