@@ -25,7 +25,9 @@ def make_encoding(name: str, far: bool = False) -> bpekit.Encoding:
     ranks = {bytes([i]): i for i in range(256)}
     ranks.update({m: 256 + i for i, m in enumerate(MERGES)})
     specials = {"<|far|>": FAR_ID} if far else {"<|end|>": 256 + len(MERGES)}
-    return bpekit.Encoding(name, pat_str=PATTERN, mergeable_ranks=ranks, special_tokens=specials)
+    return bpekit.Encoding(
+        name, pat_str=PATTERN, mergeable_ranks=ranks, special_tokens=specials
+    )
 
 
 @pytest.fixture
@@ -42,11 +44,16 @@ def test_every_id_comes_back_as_its_int() -> None:
     for _ in range(2):  # cold table, then warm
         for i, piece in enumerate(pieces):
             text = piece.decode("latin-1") if i < 256 else piece.decode()
-            if i < 128 or i >= 256:  # one token on its own (bytes >= 128 are not one char)
+            if (
+                i < 128 or i >= 256
+            ):  # one token on its own (bytes >= 128 are not one char)
                 got = enc.encode_ordinary(text)
                 assert got == [i] and type(got[0]) is int
     text = "the then in an er, the tan 42 " * 5
-    assert enc.encode_ordinary(text) == enc.encode_to_numpy(text, disallowed_special=()).tolist()
+    assert (
+        enc.encode_ordinary(text)
+        == enc.encode_to_numpy(text, disallowed_special=()).tolist()
+    )
 
 
 def test_a_sparse_id_space() -> None:
@@ -69,7 +76,9 @@ def test_each_list_item_owns_one_reference() -> None:
     assert sys.getrefcount(the) == base
 
 
-def test_limit_changes_are_seen_by_the_next_call(restore_limits: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_limit_changes_are_seen_by_the_next_call(
+    restore_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     enc = make_encoding("ints-limit")
     for limit, ok, bad in [(100, 100, 101), (7, 7, 8), (1 << 30, 4000, None), (0, 9000, None),
                            (1 << 62, 500, None), (1 << 70, 500, None)]:  # fmt: skip
@@ -78,8 +87,12 @@ def test_limit_changes_are_seen_by_the_next_call(restore_limits: None, monkeypat
         if bad is not None:
             with pytest.raises(errors.EncodeError, match=f"{limit:,} bytes"):
                 enc.encode_ordinary("x" * bad)
-    monkeypatch.setattr(limits, "_max_input_bytes", 12)  # the attribute itself, as tests set it
+    monkeypatch.setattr(
+        limits, "_max_input_bytes", 12
+    )  # the attribute itself, as tests set it
     with pytest.raises(errors.EncodeError, match="12 bytes"):
         enc.count("x" * 13)
-    monkeypatch.setattr(limits, "_max_input_bytes", (1 << 64) + 5)  # no C long: the Python check
+    monkeypatch.setattr(
+        limits, "_max_input_bytes", (1 << 64) + 5
+    )  # no C long: the Python check
     assert enc.count("x" * 13) == 13
