@@ -195,14 +195,14 @@ impl CoreBpe {
         Ok(out)
     }
 
-    /// Encodes the piece `bytes[s..e]`, appending ids; returns how many ids it produced.
+    /// Encodes one piece, appending ids; returns how many ids it produced.
     #[inline]
-    fn encode_piece(&self, bytes: &[u8], s: usize, e: usize, out: &mut Vec<Rank>, cache: &mut Option<&mut PieceCache>) -> Result<usize> {
-        if let Some(t) = self.vocab.rank(&bytes[s..e]) {
+    fn encode_piece(&self, piece: &[u8], out: &mut Vec<Rank>, cache: &mut Option<&mut PieceCache>) -> Result<usize> {
+        if let Some(t) = self.vocab.rank(piece) {
             out.push(t);
             return Ok(1);
         }
-        self.encode_non_token(&bytes[s..e], out, cache)
+        self.encode_non_token(piece, out, cache)
     }
 
     /// Encodes a piece that is not a token: two bytes directly, else from the pre-token cache or
@@ -246,7 +246,7 @@ impl CoreBpe {
         let mut last = 0;
         self.with_cache(|mut cache| {
             self.pretokenizer.for_each_piece(text, |s, e| {
-                last = self.encode_piece(bytes, s, e, out, &mut cache)?;
+                last = self.encode_piece(&bytes[s..e], out, &mut cache)?;
                 Ok(())
             })
         })?;
@@ -267,7 +267,7 @@ impl CoreBpe {
         self.with_cache(|mut cache| {
             self.pretokenizer.for_each_piece(text, |s, e| {
                 scratch.clear();
-                n += self.encode_piece(bytes, s, e, &mut scratch, &mut cache)?;
+                n += self.encode_piece(&bytes[s..e], &mut scratch, &mut cache)?;
                 Ok(())
             })
         })?;
