@@ -219,16 +219,16 @@ impl CoreBpe {
             }
         }
         let cacheable = piece.len() <= cache::MAX_CACHED_PIECE && cache.as_deref_mut().is_some_and(|c| c.active());
+        let hash = if cacheable { cache::hash_of(piece) } else { 0 };
         if let (true, Some(c)) = (cacheable, cache.as_deref_mut()) {
-            if let Some(ids) = c.get(piece) {
-                out.extend_from_slice(ids);
-                return Ok(ids.len());
+            if let Some(n) = c.get_into(piece, hash, out) {
+                return Ok(n);
             }
         }
         let before = out.len();
         self.merge_into(piece, out)?;
         if let (true, Some(c)) = (cacheable, cache.as_deref_mut()) {
-            c.insert(piece, &out[before..], self.cache_capacity());
+            c.insert(piece, hash, &out[before..], self.cache_capacity());
         }
         Ok(out.len() - before)
     }
