@@ -147,6 +147,7 @@ def test_dropped_encoders_leave_no_caches_on_pool_threads() -> None:
 
     def use_one() -> None:
         enc = bpekit.Encoding("toy", pat_str=bpekit.patterns.CL100K, mergeable_ranks=ranks, special_tokens={})
+        enc.pretoken_cache_bytes = 4 << 20  # the old default, so that a leak shows (8 x 2 x 4 MB)
         enc.encode_ordinary_batch(texts, num_threads=2)
 
     use_one()

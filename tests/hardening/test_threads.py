@@ -34,6 +34,7 @@ def _texts() -> list[str]:
 
 def test_shared_encoding_under_thread_stress() -> None:
     enc = bpekit.get_encoding("o200k_base")
+    budget = enc.pretoken_cache_bytes
     texts = _texts()
     want = [enc.encode(t, disallowed_special=()) for t in texts]
     want_special = [enc.encode(t, allowed_special="all") for t in texts]
@@ -82,7 +83,7 @@ def test_shared_encoding_under_thread_stress() -> None:
         t.start()
     for t in threads:
         t.join()
-    enc.pretoken_cache_bytes = 4 << 20
+    enc.pretoken_cache_bytes = budget
     assert not failures, failures[:5]
     assert sum(counts) >= THREADS, f"only {sum(counts)} calls ran"
     print(f"thread stress: {sum(counts)} calls in {SECONDS} s from {THREADS} threads")

@@ -3,20 +3,21 @@
 //! Performance note: in natural text most pieces are whole tokens (one vocabulary lookup) and never
 //! reach the cache; the rest — rare words, most non-Latin text — repeat a lot, and one cache probe
 //! replaces a merge that costs ~2 lookups per byte. The cache is per thread (no locks, no
-//! contention in batches) and per encoder; when it reaches its byte budget it is emptied, which
-//! keeps memory strictly bounded and costs nothing on the hot path.
+//! contention in batches) and per encoder, and its memory is one table fixed by the byte budget.
 //!
-//! Layout: one open-addressing table of 16-byte slots (hash, offsets, lengths) over two arenas
-//! (piece bytes, ids), so an insert allocates nothing and emptying the cache is two truncations
-//! and one `fill`. A `HashMap<Box<[u8]>, Box<[Rank]>>` spent ~12% of multilingual encode time in
-//! malloc/free (two allocations per entry, and freeing every entry when the budget was reached);
-//! see `src/PERFORMANCE.md`.
+//! Layout (`lines`): 2-way buckets of 64-byte lines, each line a whole entry (tag, lengths, the
+//! piece's bytes and its ids inline), so a hit reads one cache line; a miss's insert replaces the
+//! least recently used line of its bucket. Pieces whose bytes (padded to 4) and ids take more than
+//! 56 bytes are not cached (~2% of the repeats in multilingual text). The default budget is
+//! small (256 KiB, 4,096 entries: the table stays in L2); 1–4 MiB tables were slower on every
+//! corpus measured, see `src/PERFORMANCE.md`, "Seventh round: the pre-token cache".
 //!
 //! Performance note 2: on text that does not repeat (random Unicode) every probe misses and every
-//! insert only fills the table, and with the cache off such text encoded 1.34x faster. The cache
-//! therefore counts its hits per window of 1,024 probes; under 1/8 hits pauses it (no probe, no
-//! insert) for 8K pieces, doubling with every further poor window up to 1M, and a good window ends
-//! the pauses. Random Unicode 1.51x; natural text (hit rates 56–73%) unchanged.
+//! insert only fills the table, and with the cache off such text encoded 1.34x faster (with the
+//! arena table this replaced). The cache therefore counts its hits per window of 1,024 probes;
+//! under 1/8 hits pauses it (no probe, no insert) for 8K pieces, doubling with every further poor
+//! window up to 1M, and a good window ends the pauses. With the line table, random Unicode is
+//! 1.07–1.10x faster with the pause than without; natural text is unchanged.
 
 mod lines;
 
@@ -30,7 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Default budget per thread and encoder.
-pub const DEFAULT_CAPACITY_BYTES: usize = 4 << 20;
+pub const DEFAULT_CAPACITY_BYTES: usize = 256 << 10;
 /// Longer pieces are not cached: a line holds at most this many bytes of piece and ids together.
 pub const MAX_CACHED_PIECE: usize = lines::PAYLOAD - 4;
 

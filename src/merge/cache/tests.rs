@@ -37,12 +37,13 @@ fn stores_finds_and_stays_within_budget() {
         put(&mut c, key.as_bytes(), &[i, i + 1, u32::MAX - i], cap);
         assert_eq!(get(&mut c, key.as_bytes()), Some(vec![i, i + 1, u32::MAX - i]));
     }
-    assert_eq!(c.memory_bytes(), cap, "a power-of-two budget is used whole");
+    let used = c.memory_bytes();
+    assert!(used <= cap && used + BUCKET_BYTES > cap, "{used} bytes of a {cap}-byte budget");
     // a new budget rebuilds the table, empty
     put(&mut c, b"x", &[5], 8192);
     assert_eq!(get(&mut c, b"piece19999"), None);
     assert_eq!(get(&mut c, b"x"), Some(vec![5]));
-    assert_eq!(c.memory_bytes(), 8192);
+    assert!(c.memory_bytes() <= 8192 && c.memory_bytes() + BUCKET_BYTES > 8192);
 }
 
 #[test]
@@ -54,8 +55,8 @@ fn memory_never_exceeds_the_budget() {
         }
         let used = c.memory_bytes();
         assert!(used <= cap, "{used} > {cap}");
-        assert!(used * 2 > cap || cap < BUCKET_BYTES, "{used} is less than half of {cap}");
-        if cap < BUCKET_BYTES {
+        assert!(used + 2 * BUCKET_BYTES > cap, "{used} leaves a bucket of {cap} unused");
+        if used == 0 {
             assert_eq!(get(&mut c, &7u32.to_le_bytes()), None, "a budget under one bucket caches nothing");
         }
     }
@@ -65,7 +66,7 @@ fn memory_never_exceeds_the_budget() {
 #[test]
 fn a_full_bucket_replaces_its_least_recently_used_line() {
     let mut c = PieceCache::default();
-    let cap = BUCKET_BYTES;
+    let cap = 2 * BUCKET_BYTES - 1; // one bucket and the alignment slack
     let keys: Vec<Vec<u8>> = (0..=WAYS as u8).map(|i| vec![b'k', i]).collect();
     for (i, k) in keys[..WAYS].iter().enumerate() {
         put(&mut c, k, &[i as Rank], cap);
@@ -77,14 +78,14 @@ fn a_full_bucket_replaces_its_least_recently_used_line() {
     assert_eq!(get(&mut c, &keys[0]), Some(vec![0]), "the recently used line stays");
     let gone = if WAYS == 1 { 0 } else { 1 };
     assert_eq!(get(&mut c, &keys[gone]), None, "the least recently used line is replaced");
-    assert_eq!(c.memory_bytes(), BUCKET_BYTES);
+    assert!(c.memory_bytes() <= cap);
 }
 
 /// Different pieces with the same hash (same bucket and tag) are told apart by their bytes and
 /// lengths, including pieces that are prefixes of each other or differ only in zero bytes.
 #[test]
 fn colliding_hashes_are_told_apart_by_the_bytes() {
-    let mut t = Table::with_budget(BUCKET_BYTES);
+    let mut t = Table::with_budget(2 * BUCKET_BYTES - 1);
     let h = 0x1234_5678_9abc_def0;
     t.insert(b"ab", h, &[1]);
     assert_eq!(table_get(&mut t, b"ab", h), Some(vec![1]));
@@ -98,7 +99,7 @@ fn colliding_hashes_are_told_apart_by_the_bytes() {
         assert_eq!(table_get(&mut t, b"ab", h), Some(vec![1]));
     }
     // an empty line matches nothing, not even the empty piece under tag 0's hash
-    let mut empty = Table::with_budget(BUCKET_BYTES);
+    let mut empty = Table::with_budget(2 * BUCKET_BYTES - 1);
     assert_eq!(table_get(&mut empty, b"", 0), None);
 }
 
