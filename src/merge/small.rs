@@ -81,8 +81,12 @@ pub fn encode_into<R: ShortKeyLookup>(ranks: &R, piece: &[u8], out: &mut Vec<Ran
         }
     };
 
+    // The id of a merged part is the rank of the pair it was merged from; it is kept at the
+    // part's first byte, which no later merge moves (the merged part keeps its left start).
+    let mut ids = [0 as Rank; STACK_PARTS];
     while min_rank.0 != Rank::MAX {
         let i = min_rank.1;
+        ids[parts[i].0 as usize % STACK_PARTS] = min_rank.0;
         if i > 0 {
             parts[i - 1].1 = pair_rank(&parts, len, i - 1);
         }
@@ -98,9 +102,11 @@ pub fn encode_into<R: ShortKeyLookup>(ranks: &R, piece: &[u8], out: &mut Vec<Ran
     }
     for w in parts[..len].windows(2) {
         let (s, e) = (w[0].0 as usize, w[1].0 as usize);
-        match rank_of_span::<R, 3>(ranks, piece, &padded, s, e) {
-            Some(rank) => out.push(rank),
-            None => return Err(Error::NoToken(piece[s..e].to_vec())),
+        if e - s > 1 {
+            out.push(ids[s % STACK_PARTS]);
+        } else {
+            let byte = &piece[s..e];
+            out.push(ranks.rank_of(byte).ok_or_else(|| Error::NoToken(byte.to_vec()))?);
         }
     }
     Ok(())
