@@ -124,6 +124,31 @@ mod tests {
     use crate::merge::equivalence_tests::Rng;
     use crate::merge::{FastRanks, RankLookup, Ranks};
 
+    /// A part merged again at the same start gets the id of its last merge, and a part that
+    /// was merged into its left neighbour leaves no id behind: "abcd" grows ab -> abc -> abcd
+    /// at start 0; in "xabyy", "ab" (start 1) is merged into "xab" (start 0), "yy" stays.
+    /// Ranks are chosen so that no id equals a byte's, and a lookup of the output would find
+    /// the same ids (the heap merge checks that).
+    #[test]
+    fn output_ids_come_from_the_merges() {
+        let mut ranks = Ranks::default();
+        for b in 0..=255u8 {
+            ranks.insert(vec![b], b as Rank);
+        }
+        for (t, r) in [("ab", 300), ("abc", 301), ("abcd", 302), ("xab", 303), ("yy", 304)] {
+            ranks.insert(t.as_bytes().to_vec(), r);
+        }
+        let fast = FastRanks::new(&ranks);
+        let cases = [("abcd", vec![302]), ("xabyy", vec![303, 304]), ("yxab", vec![b'y' as Rank, 303])];
+        for (piece, want) in cases {
+            let (mut got, mut heap_ids) = (Vec::new(), Vec::new());
+            encode_into(&fast, piece.as_bytes(), &mut got).unwrap();
+            heap::encode_into(&ranks, usize::MAX, piece.as_bytes(), &mut heap_ids).unwrap();
+            assert_eq!(got, want, "{piece}");
+            assert_eq!(heap_ids, want, "{piece}");
+        }
+    }
+
     /// Every span of 1 to 9 bytes, at every start of pieces of every length up to 63 (so spans
     /// end right before the padding), gets the same rank from the packed path as from the
     /// generic lookup and the hash map: a key packed with one byte too many or too few, or with
