@@ -6,8 +6,8 @@
 //! thread, a third busy thread on two cores, made the lists of finished chunks. Here a pool of
 //! `threads - 1` workers and the caller take chunks from one counter, so encoding plus conversion
 //! is spread over exactly `threads` threads, and whichever thread is free takes the next chunk.
-//! The chunks shrink towards the end and a long text is never glued to the chunk before it, so
-//! the thread that finishes first waits at most one small chunk for the other. Numbers in
+//! The chunks shrink towards the end and a text much longer than the room left in a chunk starts
+//! the next one, so the thread that finishes first waits at most one small chunk for the other. Numbers in
 //! src/PERFORMANCE.md, "Batches, fifth round" and "Batches, seventh round".
 
 use crate::parallel;
@@ -20,7 +20,8 @@ use std::sync::mpsc;
 /// Each chunk holds about 1/(`SHARE` x threads) of the bytes not yet cut (guided scheduling: big
 /// chunks first, then smaller and smaller ones, so the threads finish together).
 const SHARE: usize = 4;
-/// No chunk smaller than this many bytes (unless the batch is).
+/// The smallest size a chunk is cut to (a chunk closed before a long text, or the last, may be
+/// smaller).
 pub(super) const MIN_CHUNK_BYTES: usize = 16 << 10;
 
 /// Whether a batch of `texts` (`total` bytes) runs on one thread, as one chunk.
