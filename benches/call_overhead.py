@@ -1,18 +1,22 @@
-"""Per-call cost of `Encoding` methods, and the calling thread's share of a 2-thread batch.
+"""Per-call cost of `Encoding` methods, and how a 2-thread batch splits its work.
 
 Per call: microseconds per call of ``encode_ordinary``, ``encode``, ``encode_to_numpy`` (also with
 ``disallowed_special=()``, tiktoken's "no special handling", as benches/speed.py calls it) and
 ``count`` on an empty string, 10 bytes, ~200 bytes (an English paragraph) and 2 kB, best of
 ``--repeat`` timings of ``--number`` calls (the minimum is the figure a shared machine repeats).
-Batch: CPU time of the calling thread and of the whole process, and wall time, for the English
-corpus as one 2-thread ``encode_ordinary_batch`` (lists) and ``encode_batch_to_numpy`` (flat)
-against the 1-thread per-document loop (best of 3). The calling thread is one of the batch's two
-threads (src/py/chunks.rs), so its CPU time is about half the total when both threads are kept
-busy; the wall time is only meaningful on free cores (see src/PERFORMANCE.md, "Batches, fifth
-round", for a way to shield a short measurement from the load). ``--scaling`` times, for every
-corpus sampled to 1 MB as benches/speed.py does, the wall time of the 1-thread per-document loop
-(lists, numpy) and of the 1- and 2-thread batches (lists, flat numpy), cold caches, interleaved,
-best of ``--rounds``: the 2-thread batch / 1-thread loop ratio (same output) is issue #3's figure.
+Split (also ``--split`` alone): for every corpus sampled to 1 MB as benches/speed.py does, lists
+and flat numpy, the CPU time of the 1-thread per-document loop and, for one 2-thread batch
+(``encode_ordinary_batch``, ``encode_batch_to_numpy``), the CPU time of the calling thread, of the
+pool thread (the process's CPU time less the caller's) and the wall time; medians of ``--rounds``,
+cold caches. The calling thread is one of the batch's two threads (src/py/chunks.rs) and alone
+makes the lists, so on two free cores the batch takes about max(caller, pool): loop / max(caller,
+pool) is the speed-up the split predicts. CPU times stand the load better than wall times but not
+entirely (other jobs slow every memory access, and a thread that loses its core takes fewer
+chunks): compare rows of one run. ``--scaling`` times, for the same corpora, the wall time of the
+1-thread per-document loop (lists, numpy) and of the 1- and 2-thread batches (lists, flat numpy),
+cold caches, interleaved, best of ``--rounds``: the 2-thread batch / 1-thread loop ratio (same
+output) is issue #3's figure, meaningful only on free cores (see src/PERFORMANCE.md, "Batches,
+fifth round", for a way to shield a short measurement from the load).
 
     PYTHONPATH=python BPEKIT_DATA_DIR=../shared/data/ranks python benches/call_overhead.py
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -51,27 +56,42 @@ def process_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def batch_split(enc: bpekit.Encoding, docs: list[str], numpy: bool) -> dict[str, float]:
+def batch_split(enc: bpekit.Encoding, docs: list[str], numpy: bool, rounds: int) -> dict[str, float]:
+    """Medians, ms: CPU of the 1-thread loop, of a 2-thread batch's caller and pool thread; its wall."""
+    def loop() -> object:
+        if numpy:
+            return [enc.encode_to_numpy(d, disallowed_special=()) for d in docs]
+        return [enc.encode_ordinary(d) for d in docs]
+
     def batch() -> object:
         if numpy:
             return enc.encode_batch_to_numpy(docs, num_threads=2, disallowed_special=())
         return enc.encode_ordinary_batch(docs, num_threads=2)
 
-    best: dict[str, float] = {}
-    for _ in range(3):
-        enc.pretoken_cache_bytes = enc.pretoken_cache_bytes  # empty the caches
+    runs: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        enc.pretoken_cache_bytes = enc.pretoken_cache_bytes  # empty every thread's cache
         c0 = time.thread_time()
-        for d in docs:
-            enc.encode_to_numpy(d, disallowed_special=()) if numpy else enc.encode_ordinary(d)
+        loop()  # the result is freed inside the timing, as in the batch's
         one = time.thread_time() - c0
         enc.pretoken_cache_bytes = enc.pretoken_cache_bytes
         c0, p0, w0 = time.thread_time(), process_cpu(), time.perf_counter()
         batch()
         caller, total, wall = time.thread_time() - c0, process_cpu() - p0, time.perf_counter() - w0
-        for k, v in (("1-thread loop CPU", one), ("batch caller CPU", caller), ("batch total CPU", total),
-                     ("batch wall", wall)):
-            best[k] = min(best.get(k, float("inf")), v * 1e3)
-    return best
+        for k, v in (("loop", one), ("caller", caller), ("pool", total - caller), ("wall", wall)):
+            runs.setdefault(k, []).append(v * 1e3)
+    return {k: statistics.median(v) for k, v in runs.items()}
+
+
+def split(enc: bpekit.Encoding, name: str, rounds: int) -> None:
+    print(f"{name}: CPU ms, median of {rounds}, cold caches: 1-thread loop; 2-thread batch of the same output")
+    print("| corpus | output | loop CPU | batch: caller CPU | pool CPU | wall | loop / max(caller, pool) |")
+    print("|---|---|---|---|---|---|---|")
+    for corpus, docs in load_corpora(1.0).items():
+        for numpy in (False, True):
+            r = batch_split(enc, docs, numpy, rounds)
+            print(f"| {corpus} | {'numpy' if numpy else 'lists'} | {r['loop']:.1f} | {r['caller']:.1f} | "
+                  f"{r['pool']:.1f} | {r['wall']:.1f} | {r['loop'] / max(r['caller'], r['pool']):.2f}x |")
 
 
 def scaling_passes(enc: bpekit.Encoding, docs: list[str]) -> dict:
@@ -107,11 +127,15 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--no-batch", action="store_true")
     ap.add_argument("--scaling", action="store_true", help="only the 1- vs 2-thread wall times (see above)")
+    ap.add_argument("--split", action="store_true", help="only the 2-thread batches' CPU split (see above)")
     ap.add_argument("--rounds", type=int, default=9)
     a = ap.parse_args()
     enc = bpekit.get_encoding(a.encoding)
     if a.scaling:
         scaling(enc, a.encoding, a.rounds)
+        return 0
+    if a.split:
+        split(enc, a.encoding, a.rounds)
         return 0
     methods = {
         "encode_ordinary": enc.encode_ordinary,
@@ -127,11 +151,7 @@ def main() -> int:
         cells = [f"{per_call(fn, t, a.number, a.repeat):.2f}" for t in samples.values()]
         print(f"| {name} | {' | '.join(cells)} |")
     if not a.no_batch:
-        docs = corpora.english()
-        for numpy in (False, True):
-            split = batch_split(enc, docs, numpy)
-            print(f"english, {len(docs)} documents, {'flat numpy' if numpy else 'lists'}, ms (best of 3): "
-                  + ", ".join(f"{k} {v:.1f}" for k, v in split.items()))
+        split(enc, a.encoding, a.rounds)
     return 0
 
 

@@ -93,10 +93,8 @@ where
         };
         convert(0, results)?;
     } else {
-        let ranges = chunks(texts, total, threads);
-        run_shared(py, threads, ranges.len(), |i| encode_all(&texts[ranges[i].0..ranges[i].1]), |i, results| {
-            convert(ranges[i].0, results)
-        })?;
+        let cuts = chunks(texts, total, threads);
+        run_shared(py, threads, &cuts, |c| encode_all(&texts[c.start..c.end]), |c, results| convert(c.start, results))?;
     }
     match fail.into_err(py) {
         Some(e) => Err(e),

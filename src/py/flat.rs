@@ -64,10 +64,10 @@ where
             py.detach(|| vec![work(0, texts.len())])
         }
     } else {
-        let ranges = chunks(texts, total, threads);
-        let mut done: Vec<(usize, std::thread::Result<Part>)> = Vec::with_capacity(ranges.len());
-        run_shared(py, threads, ranges.len(), |i| Part::encode(&texts[ranges[i].0..ranges[i].1], ranges[i].0, &encode), |i, part| {
-            done.push((ranges[i].0, part));
+        let cuts = chunks(texts, total, threads);
+        let mut done: Vec<(usize, std::thread::Result<Part>)> = Vec::with_capacity(cuts.len());
+        run_shared(py, threads, &cuts, |c| Part::encode(&texts[c.start..c.end], c.start, &encode), |c, part| {
+            done.push((c.start, part));
             Ok(())
         })?;
         done.sort_unstable_by_key(|&(a, _)| a); // chunks finish in any order: back in text order

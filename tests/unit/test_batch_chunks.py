@@ -4,9 +4,10 @@
 List batches (``encode_batch``, ``encode_ordinary_batch``) and flat numpy batches
 (``encode_batch_to_numpy``) must give each text's ids in order, whatever the batch's shape: empty,
 one text, empty texts among others, one huge text, texts exactly at the chunk size, fewer texts
-than threads, more threads than cores; an error in the first, a middle or the last chunk must be
-the one the general path raises, and the encoder must work afterwards; batches from several Python
-threads at once share the pools. The cyclic collector, paused while a batch's lists are made
+than threads, more threads than cores, long texts after short ones (each starts a chunk of its own),
+over a dozen chunks; an error in the first, a middle or the last chunk must be the one the general
+path raises, and the encoder must work afterwards; batches from several Python threads at once
+share the pools. The cyclic collector, paused while a batch's lists are made
 (src/py/ints.rs ``GcPause``), is left as it was and never seen paused by another thread.
 """
 
@@ -61,6 +62,11 @@ def shapes() -> dict[str, list[str]]:
         "at the chunk size": [text(rng, MIN_CHUNK_BYTES) for _ in range(9)],
         "two just above": [text(rng, MIN_CHUNK_BYTES + 1) for _ in range(2)],
         "fewer than threads": [text(rng, 20_000) for _ in range(3)],
+        # a long text after short ones starts its own chunk (src/py/chunks.rs `chunks`)
+        "huge last": many + [text(rng, 60_000)],
+        "long texts between short": many[:50] + [text(rng, 40_000)] + many[50:60] + [text(rng, 30_000)] + many[60:],
+        "a long text at each chunk's edge": [t for i in range(12) for t in (text(rng, 15_000), text(rng, 25_000))],
+        "many chunks": [text(rng, rng.randrange(600)) for _ in range(1_000)],  # ~300 kB: over a dozen chunks
     }
 
 
