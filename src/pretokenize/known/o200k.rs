@@ -63,8 +63,9 @@ fn ascii_start(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> Option<usize> {
     }
 }
 
-/// Any start: the alternatives in the regex's order.
-#[inline(always)]
+/// Any start: the alternatives in the regex's order. Kept out of line: it is the rarer path
+/// once [`ascii_start`] takes the ASCII shapes, and inlined it made the callers' loops bigger.
+#[inline(never)]
 fn general(t: &Tables, b: &[u8], i: usize) -> usize {
     let x = b[i];
     let (f, n) = char_at(t, b, i);
