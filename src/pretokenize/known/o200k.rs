@@ -12,6 +12,9 @@
 //! there is none, right after the *last* char of the U run that is also W. Only if neither exists
 //! does the regex give up the optional prefix char (which can matter only when that char is a
 //! mark, itself in U and W) and then fall through to alternative 2.
+//!
+//! Two paths: [`ascii_start`] decides the common ASCII shapes (` word`, `Word`, `ABC`, `,`,
+//! spaces) from bytes alone, and [`general`] tries the alternatives in order for everything else.
 
 use super::unicode::{Tables, L, MULTI, N, S, U, W};
 use super::{
