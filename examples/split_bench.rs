@@ -3,9 +3,10 @@
 //! `cargo run --release --no-default-features --example split_bench [DATA_DIR]`
 //! (default `$BPEKIT_TEST_DATA`, else `../shared/data` next to the crate). Prints input MB/s (per CPU-second of
 //! the benchmark thread) for each pattern, best of 5 runs (regex: best of 2), after checking that both produce the same number
-//! of pieces (the tests check that the pieces are identical). `--hand-only` skips fancy-regex.
+//! of pieces (the tests check that the pieces are identical). `--hand-only` skips fancy-regex;
+//! `--only=NAME` (e.g. `--only=O200k`) times one family.
 
-use bpekit::pretokenize::known::{unicode, KNOWN_PATTERNS};
+use bpekit::pretokenize::known::{unicode, Known, KNOWN_PATTERNS};
 use bpekit::pretokenize::Pretokenizer;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -49,6 +50,7 @@ fn count(p: &Pretokenizer, texts: &[String]) -> usize {
 
 fn main() {
     let hand_only = std::env::args().any(|a| a == "--hand-only");
+    let only = std::env::args().find_map(|a| a.strip_prefix("--only=").map(str::to_owned));
     let dir =
         std::env::args().skip(1).find(|a| !a.starts_with("--")).map(PathBuf::from).unwrap_or_else(
             || {
@@ -73,7 +75,10 @@ fn main() {
     for (name, texts) in [("tinyshakespeare", &shakespeare), ("bible", &bible)] {
         let mb = texts.iter().map(String::len).sum::<usize>() as f64 / 1e6;
         println!("{name} ({mb:.1} MB): pattern, hand MB/s, fancy-regex MB/s, speed-up");
-        for (pattern, known) in KNOWN_PATTERNS.iter().filter(|(p, _)| !p.starts_with("'s")) {
+        let wanted = |k: &Known| only.as_ref().map_or(true, |o| format!("{k:?}") == *o);
+        for (pattern, known) in
+            KNOWN_PATTERNS.iter().filter(|(p, k)| !p.starts_with("'s") && wanted(k))
+        {
             let hand = Pretokenizer::new(pattern).unwrap();
             let (th, nh) = best_of(5, (50.0 / mb).ceil() as usize, || count(&hand, texts));
             if hand_only {

@@ -22,6 +22,14 @@
 //! | qwen2  | 125-280 / 13-23 | 140-235 / 16-30 |
 //! | o200k  | 125-280 / 20-31 | 120-215 / 36-37 |
 //!
+//! 2026-11-22, o200k's ASCII fast path (`o200k::ascii_start`; `--hand-only --only=O200k`, two
+//! interleaved runs, src/PERFORMANCE.md "Seventh round: the o200k splitter's ASCII shapes"):
+//!
+//! | o200k | tinyshakespeare | bible |
+//! |---|---|---|
+//! | before | 285, 285 | 257, 248 |
+//! | after  | 370, 365 (+29%) | 289, 281 (+13%) |
+//!
 //! Within one run the hand splitters were 3x (o200k on the bible) to 40x (cl100k on Shakespeare)
 //! faster than the regex engine that defines them, typically 5-15x; the gap is widest for the
 //! tiktoken spellings of gpt2 and cl100k, on which fancy-regex is slowest. The class tables take

@@ -12,8 +12,11 @@
 //! there is none, right after the *last* char of the U run that is also W. Only if neither exists
 //! does the regex give up the optional prefix char (which can matter only when that char is a
 //! mark, itself in U and W) and then fall through to alternative 2.
+//!
+//! Two paths: [`ascii_start`] decides the common ASCII shapes (` word`, `Word`, `ABC`, `,`,
+//! spaces) from bytes alone, and [`general`] tries the alternatives in order for everything else.
 
-use super::unicode::{Tables, L, N, S, U, W};
+use super::unicode::{Tables, L, MULTI, N, S, U, W};
 use super::{
     char_at, contraction_folded, digit_run, flags_or_end, run_any, run_bytes, run_none, ws_newline_first,
 };
@@ -21,6 +24,52 @@ use super::{
 /// The end of the piece starting at `i`.
 #[inline(always)]
 pub(super) fn piece_end(t: &Tables, b: &[u8], i: usize) -> usize {
+    let x = b[i];
+    let f = t.byte(x);
+    if f & MULTI == 0 {
+        if let Some(end) = ascii_start(t, b, i, x, f) {
+            return end;
+        }
+    }
+    general(t, b, i)
+}
+
+/// A piece that starts with an ASCII char (flags `f`), decided without decoding a char when the
+/// letter run it may prefix starts, and its uppercase part ends, at ASCII bytes: the common
+/// English shapes `word`, ` word`, `Word`, `.Word`, `ABC`, punctuation, spaces, digits. None of
+/// alternative 1's backtracking cases can arise, since they need a char that is both U and W and
+/// no ASCII char is. `None` (a non-ASCII char where the letter run would start or go on) sends
+/// the start to [`general`], which decides it from scratch.
+#[inline(always)]
+fn ascii_start(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> Option<usize> {
+    // The letter run starts at `i` (an ASCII letter) or after the ASCII prefix char `x`; digits
+    // and newlines, which cannot prefix one, go to `general`.
+    let p = if f & L != 0 {
+        i
+    } else if f & N == 0 && x != b'\r' && x != b'\n' {
+        i + 1
+    } else {
+        return None;
+    };
+    // ASCII uppercase letters are U and not W, so `U*` takes all of them and gives none back.
+    let mut j = p;
+    while j < b.len() && b[j].is_ascii_uppercase() {
+        j += 1;
+    }
+    match b.get(j) {
+        Some(&y) if y.is_ascii_lowercase() => Some(with_contraction(t, b, run_any(t, b, j, W))),
+        Some(&y) if y >= 0x80 => None,
+        // The uppercase run ends at an ASCII non-letter or the end: `U+W*` with an empty `W*`.
+        _ if j > p => Some(with_contraction(t, b, j)),
+        // `x` is a prefix char and no letter follows it.
+        _ => Some(not_letters(t, b, i, x, f)),
+    }
+}
+
+/// Any start: the alternatives in the regex's order. Kept out of line: it is the rarer path
+/// once [`ascii_start`] takes the ASCII shapes, and inlined it made the callers' loops bigger.
+#[inline(never)]
+fn general(t: &Tables, b: &[u8], i: usize) -> usize {
     let x = b[i];
     let (f, n) = char_at(t, b, i);
     // `[^\r\n\p{L}\p{N}]?`: may this char be the optional prefix of alternatives 1 and 2?
@@ -51,6 +100,13 @@ pub(super) fn piece_end(t: &Tables, b: &[u8], i: usize) -> usize {
     if f & N != 0 {
         return digit_run(t, b, i + n, 3);
     }
+    not_letters(t, b, i, x, f)
+}
+
+/// Alternatives 4 to 7 at `i` (flags `f`, first byte `x`), once the letter and digit
+/// alternatives have failed there.
+#[inline(always)]
+fn not_letters(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> usize {
     // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
     if f & S == 0 {
         return run_bytes(b, run_none(t, b, i, L | N | S), b"\r\n/");
@@ -67,8 +123,10 @@ fn upper_then_lower(t: &Tables, b: &[u8], p: usize) -> Option<usize> {
     let mut j = p;
     // End of the last char of the U run that is also W (where `W+` can end after backtracking).
     let mut last_both = None;
+    // The flags and length of the char that ends the U run (0 at the end of the text).
+    let (mut g, mut m) = (0, 0);
     while j < b.len() {
-        let (g, m) = char_at(t, b, j);
+        (g, m) = char_at(t, b, j);
         if g & U == 0 {
             break;
         }
@@ -76,9 +134,11 @@ fn upper_then_lower(t: &Tables, b: &[u8], p: usize) -> Option<usize> {
         if g & W != 0 {
             last_both = Some(j);
         }
+        g = 0;
     }
-    if flags_or_end(t, b, j) & W != 0 {
-        Some(run_any(t, b, j, W))
+    // That char decoded once: if it is W, `W+` runs on after it.
+    if g & W != 0 {
+        Some(run_any(t, b, j + m, W))
     } else {
         last_both
     }

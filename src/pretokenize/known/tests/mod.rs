@@ -4,6 +4,7 @@
 mod classes;
 mod corpus;
 mod fuzz;
+mod shapes;
 
 use super::*;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};

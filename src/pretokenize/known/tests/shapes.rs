@@ -1,0 +1,40 @@
+//! The ASCII fast paths against fancy-regex: every common English piece shape (`word`,
+//! ` word`, `Word`, `.Word`, `ABC`, `ABCdef`) between every kind of neighbour that can end or
+//! continue it differently (non-ASCII letters of each case class, marks, digits, contractions,
+//! `\r\n`, the end of the text), so each branch of a fast path meets the char that would send
+//! the regex another way.
+
+use super::assert_all_agree;
+
+/// Chars that may come before a letter run: prefixes of each kind, letters, digits, newlines.
+const BEFORE: [&str; 14] =
+    ["", " ", "  ", ".", "\t", "\n", "\r", "1", "é", "É", "\u{301}", "'", "\u{a0}", "中"];
+
+/// Letter runs of the shapes the fast paths take, short and longer than a SWAR word.
+const BODIES: [&str; 12] = [
+    "a", "ab", "A", "AB", "Ab", "ABcd", "aB", "abcdefghijk", "ABCDEFGHIJab", "ABCDEFGHIJ",
+    "Hello", "x",
+];
+
+/// What may follow: non-ASCII upper (É, Ж), lower (é, ж), both (ʰ Lm, 中 Lo), marks, digits,
+/// contractions in both cases, a failed contraction, newlines, punctuation, the end.
+const AFTER: [&str; 26] = [
+    "", " ", "  ", "é", "É", "ʰ", "\u{301}", "中", "Ж", "ж", "1", "123", "'s", "'S", "'ll",
+    "'LL", "'ſ", "'x", "'", "\r\n", "\n", "\r", "/", ".", "a", "A",
+];
+
+#[test]
+fn ascii_shapes_next_to_every_kind_of_char() {
+    let mut texts = Vec::new();
+    for before in BEFORE {
+        for body in BODIES {
+            for after in AFTER {
+                texts.push(format!("{before}{body}{after}"));
+                // The same, not at the start of the text (a piece before it, one after it).
+                texts.push(format!("z{before}{body}{after} q"));
+            }
+        }
+    }
+    let chars = assert_all_agree(texts.iter().map(String::as_str));
+    assert!(chars > 10_000, "{chars} chars compared");
+}
