@@ -479,7 +479,7 @@ def _fix_surrogates(text: str) -> str:
     # Lone surrogates cannot be UTF-8: join valid pairs, replace the rest by U+FFFD, as tiktoken's
     # text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), which calls an error
     # handler per lone surrogate (3.8x benign text); src/py/text.rs does it in one pass.
-    return _core.fix_surrogates(text.encode("utf-8", "surrogatepass"))
+    return _core.fix_surrogates(text)
 
 
 def _fancy_to_regex(pattern: str) -> str:

@@ -8,12 +8,12 @@
 //! `bpekit.encoding` gives.
 
 use super::{run, run_held};
+use super::text::fixed;
 use crate::error::Error;
-use crate::surrogates::join_surrogates;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
+use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 use std::borrow::Cow;
 
 /// Inputs shorter than this (UTF-8 bytes) are encoded with the GIL held: releasing and re-taking
@@ -144,17 +144,6 @@ fn check_limit<'py>(py: Python<'py>, chars: usize, texts: impl FnOnce() -> PyRes
         // negative or huge: let the Python check decide
     }
     call_python(py, "bpekit.limits", "check_texts", (texts()?,)).map(drop)
-}
-
-/// UTF-8 of a `str` that is known to hold lone surrogates, fixed as tiktoken does.
-fn fixed(s: &Bound<'_, PyString>) -> PyResult<String> {
-    let py = s.py();
-    let raw = s.call_method1(intern!(py, "encode"), ("utf-8", "surrogatepass"))?;
-    let raw = raw.cast::<PyBytes>()?.as_bytes();
-    if raw.len() < HOLD_GIL_BELOW {
-        return Ok(join_surrogates(raw));
-    }
-    run(py, || Ok(join_surrogates(raw)))
 }
 
 /// The text argument of one call, checked as `bpekit.encoding._check_text` checks it.

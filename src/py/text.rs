@@ -1,19 +1,41 @@
-//! `bpekit._core.fix_surrogates`: text with lone surrogates made encodable, as tiktoken does it.
+//! Text with lone surrogates made encodable, as tiktoken does it (`bpekit._core.fix_surrogates`,
+//! and the encoders' own argument checks in `calls.rs`).
 //!
 //! A Python `str` may hold surrogate code points, which UTF-8 cannot carry. tiktoken replaces them
 //! with `text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")`: a high surrogate
 //! followed by a low one becomes the character the pair encodes, every other surrogate becomes
 //! U+FFFD. That decode calls a Python error handler once per lone surrogate (3.8x the time of
-//! benign text at 10 MB of them). Here Python hands over `text.encode("utf-8", "surrogatepass")`
-//! (one C pass; each surrogate is the 3-byte sequence ED A0..BF 80..BF) and one Rust pass gives
-//! the same string.
+//! benign text at 10 MB of them). Here the string's code points are copied out once
+//! (`PyUnicode_AsUCS4`) and one Rust pass writes the same string as UTF-8
+//! (`crate::surrogates`).
 
-use super::run;
+use super::calls::HOLD_GIL_BELOW;
+use super::{run, run_held};
 use crate::surrogates::join_surrogates;
+use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 
-/// `text.encode("utf-8", "surrogatepass")` → the text tiktoken would encode (see the module doc).
+/// The UTF-8 of `s` with its lone surrogates fixed as tiktoken does (any `str`; one without
+/// surrogates comes back unchanged).
+pub fn fixed(s: &Bound<'_, PyString>) -> PyResult<String> {
+    let py = s.py();
+    let n = s.len()?;
+    let mut units = vec![0u32; n];
+    // SAFETY: `units` has room for the string's `n` code points; `copy_null` 0 writes no
+    // terminator. Returns null with a Python error set on failure.
+    let copied = unsafe { ffi::PyUnicode_AsUCS4(s.as_ptr(), units.as_mut_ptr(), n as ffi::Py_ssize_t, 0) };
+    if copied.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    if n < HOLD_GIL_BELOW {
+        return run_held(py, || Ok(join_surrogates(&units)));
+    }
+    run(py, || Ok(join_surrogates(&units)))
+}
+
+/// `text` with lone surrogates fixed as tiktoken does (see the module doc).
 #[pyfunction]
-pub fn fix_surrogates(py: Python<'_>, data: &[u8]) -> PyResult<String> {
-    run(py, || Ok(join_surrogates(data)))
+pub fn fix_surrogates(text: &Bound<'_, PyString>) -> PyResult<String> {
+    fixed(text)
 }
