@@ -240,8 +240,8 @@ impl CoreBpe {
     }
 
     /// Encodes text with no special-token handling; appends to `out` and returns the number of
-    /// ids of the last piece.
-    fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<usize> {
+    /// ids of the last piece (on an error, `out` may hold the ids of the pieces before it).
+    pub fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<usize> {
         let bytes = text.as_bytes();
         let mut last = 0;
         self.with_cache(|mut cache| {
@@ -278,6 +278,12 @@ impl CoreBpe {
     /// Returns the ids and the number of ids of the last ordinary piece (0 after a special).
     pub fn encode(&self, text: &str, allowed: &[bool]) -> Result<(Vec<Rank>, usize)> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let last = self.encode_into(text, allowed, &mut out)?;
+        Ok((out, last))
+    }
+
+    /// [`CoreBpe::encode`], appending to `out` (on an error, `out` may hold the ids before it).
+    pub fn encode_into(&self, text: &str, allowed: &[bool], out: &mut Vec<Rank>) -> Result<usize> {
         let bytes = text.as_bytes();
         let mut start = 0;
         let mut last = 0;
@@ -285,7 +291,7 @@ impl CoreBpe {
             let next = self.specials.find_allowed(bytes, start, allowed);
             let end = next.map_or(text.len(), |f| f.start);
             if end > start {
-                last = self.encode_ordinary_into(&text[start..end], &mut out)?;
+                last = self.encode_ordinary_into(&text[start..end], out)?;
             }
             match next {
                 Some(f) => {
@@ -296,7 +302,7 @@ impl CoreBpe {
                 None => break,
             }
         }
-        Ok((out, last))
+        Ok(last)
     }
 
     pub fn count(&self, text: &str, allowed: &[bool]) -> Result<usize> {

@@ -20,7 +20,50 @@ use pyo3::types::PyList;
 use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-pub(super) type Encoded = Result<Vec<Rank>, Fail>;
+/// What a batch's encoder does with one text: append its ids to the chunk's buffer.
+pub(super) trait EncodeInto: Fn(&str, &mut Vec<Rank>) -> Result<(), Fail> + Sync {}
+impl<F: Fn(&str, &mut Vec<Rank>) -> Result<(), Fail> + Sync> EncodeInto for F {}
+
+/// The ids of a run of texts, back to back, and where each text's ids end (from the run's start).
+///
+/// Performance note: a `Vec` per text, made on a pool thread and freed on the calling thread
+/// after its list was made, cost a `malloc` and a cross-thread `free` per text (~24% of a batch
+/// of 7,238 empty texts, and glibc's arena lock between the two threads); one buffer per chunk
+/// costs a few. Numbers in src/PERFORMANCE.md, "Batches, eighth round".
+#[derive(Default)]
+pub(super) struct Part {
+    pub(super) ids: Vec<Rank>,
+    pub(super) ends: Vec<i64>,
+    /// The texts that failed (index in the batch) and why; each gets an empty run of ids.
+    pub(super) fails: Vec<(usize, Fail)>,
+}
+
+impl Part {
+    /// Encodes `texts` (the first has index `start` in the batch) into one part.
+    pub(super) fn encode(texts: &[Cow<'_, str>], start: usize, encode: &impl EncodeInto) -> Part {
+        let bytes: usize = texts.iter().map(|t| t.len()).sum();
+        let mut part = Part { ids: Vec::with_capacity(bytes / 4 + 1), ends: Vec::with_capacity(texts.len()), fails: Vec::new() };
+        for (i, t) in texts.iter().enumerate() {
+            let base = part.ids.len();
+            if let Err(f) = encode(t, &mut part.ids) {
+                part.ids.truncate(base);
+                part.fails.push((start + i, f));
+            }
+            part.ends.push(part.ids.len() as i64);
+        }
+        part
+    }
+
+    /// The ids of each text of the part, in order.
+    fn runs(&self) -> impl Iterator<Item = &[Rank]> {
+        let mut from = 0;
+        self.ends.iter().map(move |&end| {
+            let run = &self.ids[from..end as usize];
+            from = end as usize;
+            run
+        })
+    }
+}
 
 /// The first failure of a batch as the Python side reports it: a disallowed special token in any
 /// text wins over a core error (the special-token check runs over the whole batch first), and
@@ -61,40 +104,33 @@ impl FirstFail {
 
 /// `encode` of every text as a list of lists of ints, in order, on `threads` threads (`0` = one
 /// per core); the first failure (see [`FirstFail`]) is raised instead.
-pub fn encode_lists<'py, F>(py: Python<'py>, ints: &IdInts, texts: &[Cow<'_, str>], threads: usize, encode: F) -> PyResult<Bound<'py, PyList>>
-where
-    F: Fn(&str) -> Encoded + Sync,
-{
+pub fn encode_lists<'py>(py: Python<'py>, ints: &IdInts, texts: &[Cow<'_, str>], threads: usize, encode: impl EncodeInto) -> PyResult<Bound<'py, PyList>> {
     let total: usize = texts.iter().map(|t| t.len()).sum();
     let threads = parallel::thread_count(threads);
     let out = IdInts::empty_list(py, texts.len())?;
     let mut fail = FirstFail::default();
-    let mut convert = |start: usize, results: std::thread::Result<Vec<Encoded>>| -> PyResult<()> {
-        match results {
+    let mut convert = |start: usize, part: std::thread::Result<Part>| -> PyResult<()> {
+        match part {
             Err(p) => fail.panic = Some(p),
-            Ok(results) => {
+            Ok(part) => {
                 let _pause = GcPause::new(py);
-                for (i, r) in results.into_iter().enumerate() {
-                    match r {
-                        Ok(ids) => IdInts::set(&out, start + i, ints.list(py, &ids)?.into_any()),
-                        Err(f) => fail.add(start + i, f),
-                    }
+                for (i, ids) in part.runs().enumerate() {
+                    IdInts::set(&out, start + i, ints.list(py, ids)?.into_any());
+                }
+                for (i, f) in part.fails {
+                    fail.add(i, f);
                 }
             }
         }
         Ok(())
     };
-    let encode_all = |part: &[Cow<'_, str>]| part.iter().map(|t| encode(t)).collect::<Vec<_>>();
+    let work = |a: usize, b: usize| catch_unwind(AssertUnwindSafe(|| Part::encode(&texts[a..b], a, &encode)));
     if one_chunk(texts, total, threads) {
-        let results = if total < HOLD_GIL_BELOW {
-            catch_unwind(AssertUnwindSafe(|| encode_all(texts)))
-        } else {
-            py.detach(|| catch_unwind(AssertUnwindSafe(|| encode_all(texts))))
-        };
-        convert(0, results)?;
+        let part = if total < HOLD_GIL_BELOW { work(0, texts.len()) } else { py.detach(|| work(0, texts.len())) };
+        convert(0, part)?;
     } else {
         let cuts = chunks(texts, total, threads);
-        run_shared(py, threads, &cuts, |c| encode_all(&texts[c.start..c.end]), |c, results| convert(c.start, results))?;
+        run_shared(py, threads, &cuts, |c| Part::encode(&texts[c.start..c.end], c.start, &encode), |c, part| convert(c.start, part))?;
     }
     match fail.into_err(py) {
         Some(e) => Err(e),

@@ -79,6 +79,17 @@ impl CoreBPE {
         Ok(self.core.encode_ordinary(text)?)
     }
 
+    /// [`CoreBPE::encode_policy`], appending to `out` (batches: one buffer per chunk of texts).
+    fn encode_policy_into(&self, text: &str, refuse: bool, out: &mut Vec<Rank>) -> Result<(), Fail> {
+        if refuse {
+            self.refuse_specials(text)?;
+            self.core.encode_ordinary_into(text, out)?;
+        } else {
+            self.core.encode_into(text, &self.every, out)?;
+        }
+        Ok(())
+    }
+
     /// The default policy's check: the first special token in `text`, if any, as the failure.
     fn refuse_specials(&self, text: &str) -> Result<(), Fail> {
         match self.core.specials.find_allowed(text.as_bytes(), 0, &self.every) {
@@ -87,11 +98,18 @@ impl CoreBPE {
         }
     }
 
-    /// The encoder of a batch: `refuse` = the default policy, else the specials in
-    /// `allowed_special` (`None` = all) are matched.
-    fn batch_encoder(&self, allowed_special: Option<Vec<String>>, refuse: bool) -> impl Fn(&str) -> Result<Vec<Rank>, Fail> + Sync + '_ {
+    /// The encoder of a batch, appending a text's ids to the buffer it is given (one per chunk
+    /// of texts): `refuse` = the default policy, else the specials in `allowed_special` (`None` =
+    /// all) are matched.
+    fn batch_encoder(&self, allowed_special: Option<Vec<String>>, refuse: bool) -> impl Fn(&str, &mut Vec<Rank>) -> Result<(), Fail> + Sync + '_ {
         let mask = if refuse { Vec::new() } else { self.allowed(allowed_special) };
-        move |t| if refuse { self.encode_policy(t, true) } else { Ok(self.core.encode(t, &mask)?.0) }
+        move |t, out| {
+            if refuse {
+                self.encode_policy_into(t, true, out)
+            } else {
+                self.core.encode_into(t, &mask, out).map(drop).map_err(Fail::Core)
+            }
+        }
     }
 
     /// `encode` under a fast-path policy.

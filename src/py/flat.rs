@@ -10,8 +10,8 @@
 //! small batch, one thread) becomes the array without a copy when it is long. Numbers in
 //! src/PERFORMANCE.md, "Numpy output and batches, fourth round" and "Batches, fifth round".
 
-use super::batch::{Encoded, FirstFail};
-use super::calls::{Fail, HOLD_GIL_BELOW};
+use super::batch::{EncodeInto, FirstFail, Part};
+use super::calls::HOLD_GIL_BELOW;
 use super::chunks::{chunks, one_chunk, run_shared};
 use super::encoder::ids_array;
 use crate::parallel;
@@ -24,36 +24,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// One flat array of ids and the offsets where each text's ids start (`len(texts) + 1`).
 pub type FlatBatch<'py> = (Bound<'py, PyArray1<Rank>>, Bound<'py, PyArray1<i64>>);
 
-/// The ids of a run of texts, back to back, and where each text's ids end (from the run's start).
-#[derive(Default)]
-struct Part {
-    ids: Vec<Rank>,
-    ends: Vec<i64>,
-    fails: Vec<(usize, Fail)>,
-}
-
-impl Part {
-    /// Encodes `texts` (the first has index `start` in the batch) into one part.
-    fn encode(texts: &[Cow<'_, str>], start: usize, encode: &(impl Fn(&str) -> Encoded + Sync)) -> Part {
-        let bytes: usize = texts.iter().map(|t| t.len()).sum();
-        let mut part = Part { ids: Vec::with_capacity(bytes / 4 + 1), ends: Vec::with_capacity(texts.len()), fails: Vec::new() };
-        for (i, t) in texts.iter().enumerate() {
-            match encode(t) {
-                Ok(ids) => part.ids.extend_from_slice(&ids),
-                Err(f) => part.fails.push((start + i, f)),
-            }
-            part.ends.push(part.ids.len() as i64);
-        }
-        part
-    }
-}
-
 /// `encode` of every text into one flat array plus offsets, on `threads` threads (`0` = one per
 /// core); the first failure (see [`FirstFail`]) is raised instead.
-pub fn encode_flat<'py, F>(py: Python<'py>, texts: &[Cow<'_, str>], threads: usize, encode: F) -> PyResult<FlatBatch<'py>>
-where
-    F: Fn(&str) -> Encoded + Sync,
-{
+pub fn encode_flat<'py>(py: Python<'py>, texts: &[Cow<'_, str>], threads: usize, encode: impl EncodeInto) -> PyResult<FlatBatch<'py>> {
     let total: usize = texts.iter().map(|t| t.len()).sum();
     let threads = parallel::thread_count(threads);
     let work = |a: usize, b: usize| catch_unwind(AssertUnwindSafe(|| Part::encode(&texts[a..b], a, &encode)));
