@@ -237,6 +237,20 @@ fn run_any(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
     }
 }
 
+/// [`run_any`] for a run that starts among multi-byte chars (a word of a non-Latin script): those
+/// are decoded in a loop of their own, and only an ASCII byte goes to [`run_any`]'s word test.
+#[inline(always)]
+fn run_any_multi(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
+    while i < b.len() && b[i] >= 0x80 {
+        let (cp, n) = decode_multi(b, i);
+        if t.flags(cp) & mask == 0 {
+            return i;
+        }
+        i += n;
+    }
+    run_any(t, b, i, mask)
+}
+
 /// The end of the run of chars, from `i`, whose flags avoid `mask` entirely.
 #[inline(always)]
 fn run_none(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
