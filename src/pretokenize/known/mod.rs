@@ -184,6 +184,16 @@ fn char_at(t: &Tables, b: &[u8], i: usize) -> (u8, usize) {
     if f & MULTI == 0 {
         return (f, 1);
     }
+    multi_at(t, b, i)
+}
+
+/// The flags and byte length of the multi-byte char at `i` (lead byte >= 0x80); a two-byte
+/// char (lead byte below 0xE0) is looked up without decoding its code point first.
+#[inline(always)]
+fn multi_at(t: &Tables, b: &[u8], i: usize) -> (u8, usize) {
+    if b[i] < 0xE0 {
+        return (t.two_byte(b[i], b[i + 1]), 2);
+    }
     let (cp, n) = decode_multi(b, i);
     (t.flags(cp), n)
 }
@@ -229,8 +239,8 @@ fn run_any(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
         if i == b.len() || b[i] < 0x80 {
             return i;
         }
-        let (cp, n) = decode_multi(b, i);
-        if t.flags(cp) & mask == 0 {
+        let (f, n) = multi_at(t, b, i);
+        if f & mask == 0 {
             return i;
         }
         i += n;
@@ -242,8 +252,8 @@ fn run_any(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
 #[inline(always)]
 fn run_any_multi(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
     while i < b.len() && b[i] >= 0x80 {
-        let (cp, n) = decode_multi(b, i);
-        if t.flags(cp) & mask == 0 {
+        let (f, n) = multi_at(t, b, i);
+        if f & mask == 0 {
             return i;
         }
         i += n;
@@ -261,8 +271,8 @@ fn run_none(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
         if i == b.len() || b[i] < 0x80 {
             return i;
         }
-        let (cp, n) = decode_multi(b, i);
-        if t.flags(cp) & mask != 0 {
+        let (f, n) = multi_at(t, b, i);
+        if f & mask != 0 {
             return i;
         }
         i += n;
