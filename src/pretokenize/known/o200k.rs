@@ -107,15 +107,22 @@ fn general(t: &Tables, b: &[u8], i: usize) -> usize {
         // A mark before no letter: alternative 1 without the prefix matches the mark alone.
         return with_contraction(t, b, i + n);
     }
-    not_letters_next(t, b, i, x, f, n, g, m)
+    not_letters_next(t, b, i, x, f, n, (g, m))
 }
 
 /// Alternatives 4 to 7 at `i` (flags `f`, first byte `x`, length `n`) when the next char (flags
 /// `g`, length `m`, 0 at the end of the text) is already decoded: [`not_letters`] without
 /// decoding it again.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn not_letters_next(t: &Tables, b: &[u8], i: usize, x: u8, f: u8, n: usize, g: u8, m: usize) -> usize {
+fn not_letters_next(
+    t: &Tables,
+    b: &[u8],
+    i: usize,
+    x: u8,
+    f: u8,
+    n: usize,
+    (g, m): (u8, usize),
+) -> usize {
     // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
     let rest = m > 0 && g & (L | N | S) == 0;
     if f & S == 0 {

@@ -53,12 +53,16 @@ const NON_ASCII_BODIES: [&str; 22] = [
     "Ԁʰ", "ЖжaЖ", "Жa", "ЖA", "ΑΒγδ", "ગુજરાતી", "𝐀𝐚",
 ];
 
+/// More followers for them: non-ASCII spaces, punctuation, a char of no class, digits, title
+/// case, two marks.
+const NON_ASCII_AFTER: [&str; 7] = ["\u{a0}", "«", "\u{e000}", "١", "Ⅻ", "ǅ", "\u{301}\u{301}"];
+
 #[test]
 fn non_ascii_shapes_next_to_every_kind_of_char() {
     let mut texts = Vec::new();
     for before in NON_ASCII_BEFORE {
         for body in NON_ASCII_BODIES.iter().chain(&BODIES) {
-            for after in AFTER.iter().chain(&["\u{a0}", "«", "\u{e000}", "١", "Ⅻ", "ǅ", "\u{301}\u{301}"]) {
+            for after in AFTER.iter().chain(&NON_ASCII_AFTER) {
                 texts.push(format!("{before}{body}{after}"));
                 texts.push(format!("z{before}{body}{after} q"));
                 texts.push(format!("{before}{after}{body}"));
