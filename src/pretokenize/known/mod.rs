@@ -30,6 +30,14 @@
 //! | before | 285, 285 | 257, 248 |
 //! | after  | 370, 365 (+29%) | 289, 281 (+13%) |
 //!
+//! 2026-11-26, o200k's `general` in one pass and a direct table for two-byte chars (same command,
+//! three alternated runs, a quieter machine; src/PERFORMANCE.md "Eighth round"):
+//!
+//! | o200k | tinyshakespeare | bible | bible, non-Latin | tatoeba | random Unicode |
+//! |---|---|---|---|---|---|
+//! | before | 661-687 | 524-525 | 413-424 | 521-522 | 236-242 |
+//! | after  | 665-703 | 571-587 (+11%) | 587 (+40%) | 581-604 (+14%) | 266-269 (+12%) |
+//!
 //! Within one run the hand splitters were 3x (o200k on the bible) to 40x (cl100k on Shakespeare)
 //! faster than the regex engine that defines them, typically 5-15x; the gap is widest for the
 //! tiktoken spellings of gpt2 and cl100k, on which fancy-regex is slowest. The class tables take

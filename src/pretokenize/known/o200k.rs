@@ -14,7 +14,17 @@
 //! mark, itself in U and W) and then fall through to alternative 2.
 //!
 //! Two paths: [`ascii_start`] decides the common ASCII shapes (` word`, `Word`, `ABC`, `,`,
-//! spaces) from bytes alone, and [`general`] tries the alternatives in order for everything else.
+//! spaces) from bytes alone, and [`general`] decides everything else with each char decoded once.
+//!
+//! What makes [`general`] one pass (2026-11-26, src/PERFORMANCE.md "Eighth round"): when
+//! alternative 1 fails from a position, alternative 2 from the same position ends where the U run
+//! ends, so one scan ([`letters`]) answers both; the only prefix chars that are U or W are marks,
+//! and for a mark the regex's order reduces to "alternative 1 after it, else the mark alone"; the
+//! char after a prefix is decoded once and handed on to the punctuation rule. A W run that starts
+//! after a non-ASCII char stays in a multi-byte loop. Split alone (`split_bench --hand-only
+//! --only=O200k`, MB/s, three alternated runs): bible non-Latin 413-424 -> 587 (+40%), tatoeba
+//! 521-522 -> 581-604, random Unicode 236-242 -> 266-269, bible 524-525 -> 571-587,
+//! tinyshakespeare unchanged (661-687 -> 665-703); the two-byte table in `unicode.rs` included.
 
 use super::unicode::{Tables, L, MULTI, N, S, U, W};
 use super::{
