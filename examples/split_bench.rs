@@ -5,6 +5,12 @@
 //! the benchmark thread) for each pattern, best of 5 runs (regex: best of 2), after checking that both produce the same number
 //! of pieces (the tests check that the pieces are identical). `--hand-only` skips fancy-regex;
 //! `--only=NAME` (e.g. `--only=O200k`) times one family.
+//!
+//! Corpora: tinyshakespeare; the 46 bible translations (mostly Latin script); the bible
+//! translations that are mostly non-ASCII bytes (Armenian, Cherokee, Coptic, Gujarati, Ojibwa
+//! syllabics, Syriac, Ukrainian: 12.2 MB); the tatoeba sentences (113 languages, 3.9 MB); and
+//! 10 MB of random Unicode (the distribution of `tests/hardening/hostile.py`'s `random_unicode`,
+//! without its lone surrogates, from a fixed seed). `--corpora=a,b` picks some by name.
 
 use bpekit::pretokenize::known::{unicode, Known, KNOWN_PATTERNS};
 use bpekit::pretokenize::Pretokenizer;
@@ -34,6 +40,32 @@ fn best_of(runs: usize, reps: usize, mut run: impl FnMut() -> usize) -> (f64, us
         best = best.min((cpu_seconds(epoch) - start) / reps as f64);
     }
     (best, pieces)
+}
+
+/// About `n` bytes of random chars: 30% ASCII, 50% from the rest of the BMP (surrogates drawn
+/// again), 20% from the other planes; splitmix64 from a fixed seed.
+fn random_unicode(n: usize) -> String {
+    let mut state = 9u64;
+    let mut next = move |below: u32| {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) % u64::from(below)) as u32
+    };
+    let mut s = String::with_capacity(n + 4);
+    while s.len() < n {
+        let plane = next(10);
+        let (lo, hi) = match plane {
+            0..=2 => (0, 0x80),
+            3..=7 => (0x80, 0x1_0000),
+            _ => (0x1_0000, 0x11_0000),
+        };
+        if let Some(c) = char::from_u32(lo + next(hi - lo)) {
+            s.push(c);
+        }
+    }
+    s
 }
 
 fn count(p: &Pretokenizer, texts: &[String]) -> usize {
@@ -67,12 +99,32 @@ fn main() {
         std::fs::read_dir(corpora.join("bible")).unwrap().flatten().map(|e| e.path()).collect();
     bible_paths.sort();
     let bible: Vec<String> = bible_paths.iter().map(|p| read(p)).collect();
+    let non_latin: Vec<String> = bible
+        .iter()
+        .filter(|t| t.bytes().filter(|&x| x >= 0x80).count() * 2 > t.len())
+        .cloned()
+        .collect();
+    let mut tatoeba_paths: Vec<PathBuf> =
+        std::fs::read_dir(corpora.join("tatoeba")).unwrap().flatten().map(|e| e.path()).collect();
+    tatoeba_paths.sort();
+    let tatoeba: Vec<String> = tatoeba_paths.iter().map(|p| read(p)).collect();
+    let random = vec![random_unicode(10_000_000)];
+    let picked = std::env::args().find_map(|a| a.strip_prefix("--corpora=").map(str::to_owned));
 
     let start = Instant::now();
     let tables = unicode::build_tables();
     println!("class tables: built in {:?} ({:?})", start.elapsed(), tables.flags('a' as u32));
 
-    for (name, texts) in [("tinyshakespeare", &shakespeare), ("bible", &bible)] {
+    for (name, texts) in [
+        ("tinyshakespeare", &shakespeare),
+        ("bible", &bible),
+        ("bible-non-latin", &non_latin),
+        ("tatoeba", &tatoeba),
+        ("random-unicode", &random),
+    ] {
+        if picked.as_ref().is_some_and(|p| !p.split(',').any(|c| c == name)) {
+            continue;
+        }
         let mb = texts.iter().map(String::len).sum::<usize>() as f64 / 1e6;
         println!("{name} ({mb:.1} MB): pattern, hand MB/s, fancy-regex MB/s, speed-up");
         let wanted = |k: &Known| only.as_ref().map_or(true, |o| format!("{k:?}") == *o);

@@ -30,6 +30,14 @@
 //! | before | 285, 285 | 257, 248 |
 //! | after  | 370, 365 (+29%) | 289, 281 (+13%) |
 //!
+//! 2026-11-26, o200k's `general` in one pass and a direct table for two-byte chars (same command,
+//! three alternated runs, a quieter machine; src/PERFORMANCE.md "Eighth round"):
+//!
+//! | o200k | tinyshakespeare | bible | bible, non-Latin | tatoeba | random Unicode |
+//! |---|---|---|---|---|---|
+//! | before | 661-687 | 524-525 | 413-424 | 521-522 | 236-242 |
+//! | after  | 665-703 | 571-587 (+11%) | 587 (+40%) | 581-604 (+14%) | 266-269 (+12%) |
+//!
 //! Within one run the hand splitters were 3x (o200k on the bible) to 40x (cl100k on Shakespeare)
 //! faster than the regex engine that defines them, typically 5-15x; the gap is widest for the
 //! tiktoken spellings of gpt2 and cl100k, on which fancy-regex is slowest. The class tables take
@@ -184,6 +192,16 @@ fn char_at(t: &Tables, b: &[u8], i: usize) -> (u8, usize) {
     if f & MULTI == 0 {
         return (f, 1);
     }
+    multi_at(t, b, i)
+}
+
+/// The flags and byte length of the multi-byte char at `i` (lead byte >= 0x80); a two-byte
+/// char (lead byte below 0xE0) is looked up without decoding its code point first.
+#[inline(always)]
+fn multi_at(t: &Tables, b: &[u8], i: usize) -> (u8, usize) {
+    if b[i] < 0xE0 {
+        return (t.two_byte(b[i], b[i + 1]), 2);
+    }
     let (cp, n) = decode_multi(b, i);
     (t.flags(cp), n)
 }
@@ -229,12 +247,26 @@ fn run_any(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
         if i == b.len() || b[i] < 0x80 {
             return i;
         }
-        let (cp, n) = decode_multi(b, i);
-        if t.flags(cp) & mask == 0 {
+        let (f, n) = multi_at(t, b, i);
+        if f & mask == 0 {
             return i;
         }
         i += n;
     }
+}
+
+/// [`run_any`] for a run that starts among multi-byte chars (a word of a non-Latin script): those
+/// are decoded in a loop of their own, and only an ASCII byte goes to [`run_any`]'s word test.
+#[inline(always)]
+fn run_any_multi(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
+    while i < b.len() && b[i] >= 0x80 {
+        let (f, n) = multi_at(t, b, i);
+        if f & mask == 0 {
+            return i;
+        }
+        i += n;
+    }
+    run_any(t, b, i, mask)
 }
 
 /// The end of the run of chars, from `i`, whose flags avoid `mask` entirely.
@@ -247,8 +279,8 @@ fn run_none(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
         if i == b.len() || b[i] < 0x80 {
             return i;
         }
-        let (cp, n) = decode_multi(b, i);
-        if t.flags(cp) & mask != 0 {
+        let (f, n) = multi_at(t, b, i);
+        if f & mask != 0 {
             return i;
         }
         i += n;

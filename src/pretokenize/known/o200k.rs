@@ -14,11 +14,22 @@
 //! mark, itself in U and W) and then fall through to alternative 2.
 //!
 //! Two paths: [`ascii_start`] decides the common ASCII shapes (` word`, `Word`, `ABC`, `,`,
-//! spaces) from bytes alone, and [`general`] tries the alternatives in order for everything else.
+//! spaces) from bytes alone, and [`general`] decides everything else with each char decoded once.
+//!
+//! What makes [`general`] one pass (2026-11-26, src/PERFORMANCE.md "Eighth round"): when
+//! alternative 1 fails from a position, alternative 2 from the same position ends where the U run
+//! ends, so one scan ([`letters`]) answers both; the only prefix chars that are U or W are marks,
+//! and for a mark the regex's order reduces to "alternative 1 after it, else the mark alone"; the
+//! char after a prefix is decoded once and handed on to the punctuation rule. A W run that starts
+//! after a non-ASCII char stays in a multi-byte loop. Split alone (`split_bench --hand-only
+//! --only=O200k`, MB/s, three alternated runs): bible non-Latin 413-424 -> 587 (+40%), tatoeba
+//! 521-522 -> 581-604, random Unicode 236-242 -> 266-269, bible 524-525 -> 571-587,
+//! tinyshakespeare unchanged (661-687 -> 665-703); the two-byte table in `unicode.rs` included.
 
 use super::unicode::{Tables, L, MULTI, N, S, U, W};
 use super::{
-    char_at, contraction_folded, digit_run, flags_or_end, run_any, run_bytes, run_none, ws_newline_first,
+    char_at, contraction_folded, digit_run, flags_or_end, run_any, run_any_multi, run_bytes, run_none,
+    ws_newline_first,
 };
 
 /// The end of the piece starting at `i`.
@@ -66,41 +77,72 @@ fn ascii_start(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> Option<usize> {
     }
 }
 
-/// Any start: the alternatives in the regex's order. Kept out of line: it is the rarer path
+/// Any start, decided with each char decoded once: the alternatives in the regex's order, with
+/// those that the first two chars' flags rule out skipped. Kept out of line: it is the rarer path
 /// once [`ascii_start`] takes the ASCII shapes, and inlined it made the callers' loops bigger.
 #[inline(never)]
 fn general(t: &Tables, b: &[u8], i: usize) -> usize {
     let x = b[i];
     let (f, n) = char_at(t, b, i);
-    // `[^\r\n\p{L}\p{N}]?`: may this char be the optional prefix of alternatives 1 and 2?
-    let prefix = x != b'\r' && x != b'\n' && f & (L | N) == 0;
-    // The four ways a letter piece can match, in the regex's order. Plain `if`s rather than an
-    // `Option::or_else` chain: the closures were not inlined and cost a call with spilled
-    // captures per piece (the o200k splitter took 3.5x the cl100k one's time on code).
-    if prefix {
-        if let Some(end) = upper_then_lower(t, b, i + n) {
-            return with_contraction(t, b, end);
-        }
+    // A letter cannot be the prefix, and every letter is U or W: alternative 1 or 2 matches here.
+    if f & L != 0 {
+        let run = letters(t, b, i, f, n);
+        return with_contraction(t, b, run.lower_end.unwrap_or(run.upper_end));
     }
-    if f & (U | W) != 0 {
-        if let Some(end) = upper_then_lower(t, b, i) {
-            return with_contraction(t, b, end);
-        }
-    }
-    if prefix {
-        if let Some(end) = upper_run(t, b, i + n) {
-            return with_contraction(t, b, end);
-        }
-    }
-    if f & U != 0 {
-        if let Some(end) = upper_run(t, b, i) {
-            return with_contraction(t, b, end);
-        }
-    }
+    // A digit is neither a prefix nor U or W (no char is both N and L or M).
     if f & N != 0 {
         return digit_run(t, b, i + n, 3);
     }
-    not_letters(t, b, i, x, f)
+    if x == b'\r' || x == b'\n' {
+        return ws_newline_first(t, b, i);
+    }
+    // The char at `i` is the optional prefix `[^\r\n\p{L}\p{N}]`; the only such chars that are U
+    // or W are marks (both U and W).
+    let (g, m) = if i + n < b.len() { char_at(t, b, i + n) } else { (0, 0) };
+    if g & (U | W) != 0 {
+        let run = letters(t, b, i + n, g, m);
+        if let Some(end) = run.lower_end {
+            return with_contraction(t, b, end);
+        }
+        // Alternative 1 without the prefix, for a mark: `U*` takes the mark and the U run after
+        // it, none of which is W, and gives them back down to the mark, which `W+` takes.
+        if f & (U | W) != 0 {
+            return with_contraction(t, b, i + n);
+        }
+        // Alternative 2 with the prefix: the run from `i + n` starts with a U char (W would have
+        // matched alternative 1).
+        return with_contraction(t, b, run.upper_end);
+    }
+    if f & (U | W) != 0 {
+        // A mark before no letter: alternative 1 without the prefix matches the mark alone.
+        return with_contraction(t, b, i + n);
+    }
+    not_letters_next(t, b, i, x, f, n, (g, m))
+}
+
+/// Alternatives 4 to 7 at `i` (flags `f`, first byte `x`, length `n`) when the next char (flags
+/// `g`, length `m`, 0 at the end of the text) is already decoded: [`not_letters`] without
+/// decoding it again.
+#[inline(always)]
+fn not_letters_next(
+    t: &Tables,
+    b: &[u8],
+    i: usize,
+    x: u8,
+    f: u8,
+    n: usize,
+    (g, m): (u8, usize),
+) -> usize {
+    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+    let rest = m > 0 && g & (L | N | S) == 0;
+    if f & S == 0 {
+        let end = if rest { run_none(t, b, i + n + m, L | N | S) } else { i + n };
+        return run_bytes(b, end, b"\r\n/");
+    }
+    if x == b' ' && rest {
+        return run_bytes(b, run_none(t, b, i + 1 + m, L | N | S), b"\r\n/");
+    }
+    ws_newline_first(t, b, i)
 }
 
 /// Alternatives 4 to 7 at `i` (flags `f`, first byte `x`), once the letter and digit
@@ -117,38 +159,37 @@ fn not_letters(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> usize {
     ws_newline_first(t, b, i)
 }
 
-/// `U*W+` from `p` (alternative 1 without prefix and contraction): the end, if it matches.
+/// Where alternatives 1 and 2 (without prefix and contraction) end when the letter run starts
+/// at `p`.
+struct Letters {
+    /// The end of `U*W+`, if it matches.
+    lower_end: Option<usize>,
+    /// The end of the `U` run from `p`: `U+W*` matches up to it if it is past `p` and `U*W+`
+    /// does not match (the char there is then not W).
+    upper_end: usize,
+}
+
+/// `U*W+` and `U+W*` from `p`, whose char (flags `g`, byte length `m`) is already decoded, in
+/// one pass that decodes each char once. Alternative 1's backtracking: its greedy `U*` gives
+/// back chars until a W char follows, so it ends after the W run that follows the U run, or, if
+/// none does, right after the last char of the U run that is also W.
 #[inline(always)]
-fn upper_then_lower(t: &Tables, b: &[u8], p: usize) -> Option<usize> {
+fn letters(t: &Tables, b: &[u8], p: usize, mut g: u8, mut m: usize) -> Letters {
     let mut j = p;
-    // End of the last char of the U run that is also W (where `W+` can end after backtracking).
     let mut last_both = None;
-    // The flags and length of the char that ends the U run (0 at the end of the text).
-    let (mut g, mut m) = (0, 0);
-    while j < b.len() {
-        (g, m) = char_at(t, b, j);
-        if g & U == 0 {
-            break;
-        }
+    while g & U != 0 {
         j += m;
         if g & W != 0 {
             last_both = Some(j);
         }
-        g = 0;
+        if j == b.len() {
+            return Letters { lower_end: last_both, upper_end: j };
+        }
+        (g, m) = char_at(t, b, j);
     }
-    // That char decoded once: if it is W, `W+` runs on after it.
-    if g & W != 0 {
-        Some(run_any(t, b, j + m, W))
-    } else {
-        last_both
-    }
-}
-
-/// `U+W*` from `p` (alternative 2 without prefix and contraction): the end, if it matches.
-#[inline(always)]
-fn upper_run(t: &Tables, b: &[u8], p: usize) -> Option<usize> {
-    let j = run_any(t, b, p, U);
-    (j > p).then(|| run_any(t, b, j, W))
+    // The char that ends the U run, decoded once: if it is W, `W+` runs on after it.
+    let lower_end = if g & W != 0 { Some(run_any_multi(t, b, j + m, W)) } else { last_both };
+    Letters { lower_end, upper_end: j }
 }
 
 /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` after a letter run ending at `end`.

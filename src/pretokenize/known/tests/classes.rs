@@ -1,5 +1,6 @@
 //! Every code point, once per class, against fancy-regex; and every code point in context.
 
+use super::super::char_at;
 use super::super::unicode::{self, CLASS_SOURCES, CONTRACTION_LETTERS, L, N, S};
 use super::{compare, splitters, Scratch};
 use fancy_regex::Regex;
@@ -41,6 +42,21 @@ fn flag_tables_match_the_regex_classes_on_every_code_point() {
             "other class on U+{:04X}",
             c as u32
         );
+    }
+}
+
+/// The splitters read a char's flags through `char_at`, which takes two-byte chars from a direct
+/// table: every char, as UTF-8 bytes, gets the flags and length of the block table.
+#[test]
+fn char_at_matches_the_block_table_on_every_code_point() {
+    let t = unicode::tables();
+    let mut buf = [0u8; 4];
+    for c in all_chars() {
+        let s = c.encode_utf8(&mut buf).as_bytes();
+        assert_eq!(char_at(t, s, 0), (t.flags(c as u32), s.len()), "U+{:04X}", c as u32);
+        if s.len() == 2 {
+            assert_eq!(t.two_byte(s[0], s[1]), t.flags(c as u32), "U+{:04X}", c as u32);
+        }
     }
 }
 

@@ -38,3 +38,37 @@ fn ascii_shapes_next_to_every_kind_of_char() {
     let chars = assert_all_agree(texts.iter().map(String::as_str));
     assert!(chars > 10_000, "{chars} chars compared");
 }
+
+/// Chars that may start a piece that `o200k::general` decides: prefixes (ASCII, non-ASCII
+/// punctuation and spaces, marks, a char of no class), letters of each case class, digits.
+const NON_ASCII_BEFORE: [&str; 16] = [
+    "", " ", "\u{a0}", "\u{3000}", "«", "—", "\u{301}", "\u{301}\u{301}", "\u{e000}", "\u{10ffff}",
+    "١", "Ⅻ", "ж", "Ж", "ǅ", "\n",
+];
+
+/// Letter runs that start with a non-ASCII char: lower (W only), upper (U only), title case (Lt,
+/// U only), both (Lm, Lo, marks), and mixes with ASCII letters, 2-, 3- and 4-byte chars.
+const NON_ASCII_BODIES: [&str; 22] = [
+    "ж", "жж", "Ж", "ЖЖ", "Жж", "ЖЖжж", "жЖ", "ǅ", "ǅǅa", "Ǆǅ", "中", "中文", "中Ж", "Ж中", "ʰ",
+    "Ԁʰ", "ЖжaЖ", "Жa", "ЖA", "ΑΒγδ", "ગુજરાતી", "𝐀𝐚",
+];
+
+/// More followers for them: non-ASCII spaces, punctuation, a char of no class, digits, title
+/// case, two marks.
+const NON_ASCII_AFTER: [&str; 7] = ["\u{a0}", "«", "\u{e000}", "١", "Ⅻ", "ǅ", "\u{301}\u{301}"];
+
+#[test]
+fn non_ascii_shapes_next_to_every_kind_of_char() {
+    let mut texts = Vec::new();
+    for before in NON_ASCII_BEFORE {
+        for body in NON_ASCII_BODIES.iter().chain(&BODIES) {
+            for after in AFTER.iter().chain(&NON_ASCII_AFTER) {
+                texts.push(format!("{before}{body}{after}"));
+                texts.push(format!("z{before}{body}{after} q"));
+                texts.push(format!("{before}{after}{body}"));
+            }
+        }
+    }
+    let chars = assert_all_agree(texts.iter().map(String::as_str));
+    assert!(chars > 50_000, "{chars} chars compared");
+}
