@@ -222,16 +222,23 @@ impl Backtrack {
             memo: Memo::new(n),
         };
         let (mut start, mut cuts) = (0, 0);
-        for p in 1..n {
-            if p == parts::PROBE && cuts * 16 < parts::PROBE {
+        // 64 positions at a time: a bit mask of the cuts, then a jump per cut only
+        let mut from = 1;
+        while from < n {
+            if from > parts::PROBE && cuts * 16 < parts::PROBE {
                 break;
             }
-            if self.cuts.open(piece, p) {
+            let to = n.min(from + 64);
+            let mut mask = self.cuts.open_mask(piece, from, to);
+            while mask != 0 {
+                let p = from + mask.trailing_zeros() as usize;
+                mask &= mask - 1;
                 if !self.encode_part(toks, &piece[start..p], out, &mut scratch) {
                     return false;
                 }
                 (start, cuts) = (p, cuts + 1);
             }
+            from = to;
         }
         self.encode_part(toks, &piece[start..], out, &mut scratch)
     }

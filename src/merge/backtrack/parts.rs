@@ -7,7 +7,7 @@
 //! than two bytes, one of the byte triples `piece[p-2..p+1]`, `piece[p-1..p+2]`. [`Cuts`] keeps
 //! a bit for every byte pair inside a token, every two-byte token, and a hashed filter of the
 //! triples inside tokens (a false "present" only loses a cut), so the test is a few loads from
-//! tables of 8, 8 and 128 kB.
+//! tables of 16 and 128 kB (the pair bits of both kinds in one table, see [`Cuts::links`]).
 //!
 //! Performance notes (`src/PERFORMANCE.md`, "Long pieces, fifth round"): random CJK ideographs
 //! cut into parts of 1.8 bytes on average with o200k (1.3 with cl100k), most of them one token,
@@ -26,13 +26,17 @@ const TRIPLE_BITS: u32 = 20;
 /// The tables of the cut test for one (sub-)vocabulary.
 #[derive(Clone)]
 pub(super) struct Cuts {
-    /// Bit `x << 8 | y`: the bytes `x, y` occur next to each other in some token.
-    joins: Vec<u64>,
-    /// Bit `x << 8 | y`: the bytes `x, y` are a token.
-    pairs: Vec<u64>,
+    /// Two bits per byte pair at `2 * (x << 8 | y)` ([`JOINED`], [`PAIR`]), so the first two
+    /// tests are one load (16 kB; two 8 kB tables before: see `open`).
+    links: Vec<u64>,
     /// Bit [`triple_bit`]: some token holds this byte triple (or one that hashes alike).
     triples: Vec<u64>,
 }
+
+/// In [`Cuts::links`]: the bytes `x, y` occur next to each other in some token.
+const JOINED: u64 = 1;
+/// In [`Cuts::links`]: the bytes `x, y` are a token.
+const PAIR: u64 = 2;
 
 #[inline(always)]
 fn bit(set: &[u64], i: usize) -> bool {
@@ -58,16 +62,15 @@ impl Cuts {
     /// The tables for a vocabulary given as the bytes of all its tokens (producible or not).
     pub(super) fn new<'a>(tokens: impl Iterator<Item = &'a [u8]>) -> Cuts {
         let mut cuts = Cuts {
-            joins: vec![0; 1 << 10],
-            pairs: vec![0; 1 << 10],
+            links: vec![0; 1 << 11],
             triples: vec![0; (1 << TRIPLE_BITS) / 64],
         };
         for b in tokens {
             for w in b.windows(2) {
-                set_bit(&mut cuts.joins, pair_bit(w[0], w[1]));
+                cuts.links[pair_bit(w[0], w[1]) / 32] |= JOINED << (2 * (pair_bit(w[0], w[1]) % 32));
             }
             if let [x, y] = *b {
-                set_bit(&mut cuts.pairs, pair_bit(x, y));
+                cuts.links[pair_bit(x, y) / 32] |= PAIR << (2 * (pair_bit(x, y) % 32));
             }
             for w in b.windows(3) {
                 set_bit(&mut cuts.triples, triple_bit(w[0], w[1], w[2]));
@@ -80,10 +83,12 @@ impl Cuts {
     #[inline(always)]
     pub(super) fn open(&self, piece: &[u8], p: usize) -> bool {
         let (x, y) = (piece[p - 1], piece[p]);
-        if !bit(&self.joins, pair_bit(x, y)) {
+        let i = pair_bit(x, y);
+        let links = self.links[i / 32] >> (2 * (i % 32));
+        if links & JOINED == 0 {
             return true;
         }
-        if bit(&self.pairs, pair_bit(x, y)) {
+        if links & PAIR != 0 {
             return false;
         }
         let triple = |x, y, z| bit(&self.triples, triple_bit(x, y, z));
@@ -91,8 +96,31 @@ impl Cuts {
             && (p + 1 >= piece.len() || !triple(x, y, piece[p + 1]))
     }
 
+    /// Bit `i` set iff `open(piece, from + i)`, for `from + i < to` (`0 < from`, `to - from <=
+    /// 64`, `to <= piece.len()`). Inside the piece the test has no branch: all three loads and
+    /// one `or`, so a run of cuts at irregular places costs no mispredicted jump per position.
+    #[inline(always)]
+    pub(super) fn open_mask(&self, piece: &[u8], from: usize, to: usize) -> u64 {
+        let mut mask = 0;
+        for p in from..to {
+            let open = if p >= 2 && p + 1 < piece.len() {
+                let [w, x, y, z] = [piece[p - 2], piece[p - 1], piece[p], piece[p + 1]];
+                let i = pair_bit(x, y);
+                let links = self.links[i / 32] >> (2 * (i % 32));
+                let crossed = (links & PAIR != 0)
+                    | bit(&self.triples, triple_bit(w, x, y))
+                    | bit(&self.triples, triple_bit(x, y, z));
+                (links & JOINED == 0) | !crossed
+            } else {
+                self.open(piece, p)
+            };
+            mask |= (open as u64) << (p - from);
+        }
+        mask
+    }
+
     pub(super) fn memory_bytes(&self) -> usize {
-        (self.joins.len() + self.pairs.len() + self.triples.len()) * 8
+        (self.links.len() + self.triples.len()) * 8
     }
 }
 
@@ -126,6 +154,13 @@ mod tests {
             }
         }
         assert!(found > 100, "only {found} cuts found");
+        for (i, piece) in [&b"abcdabdcbadcdd"[..], b"ab", b"dda", b"cdabcaddbacbdabcaacbd"].iter().enumerate() {
+            for from in 1..piece.len() {
+                let to = piece.len().min(from + 64 - i);
+                let want = (from..to).map(|p| (cuts.open(piece, p) as u64) << (p - from)).sum::<u64>();
+                assert_eq!(cuts.open_mask(piece, from, to), want, "{piece:?} {from}..{to}");
+            }
+        }
         // "ba" is inside no token; "cda" crosses d|a; "dd" is a token
         assert!(cuts.open(b"ba", 1) && !cuts.open(b"cda", 2) && !cuts.open(b"dd", 1));
     }
