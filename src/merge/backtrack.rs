@@ -233,7 +233,12 @@ impl Backtrack {
             while mask != 0 {
                 let p = from + mask.trailing_zeros() as usize;
                 mask &= mask - 1;
-                if !self.encode_part(toks, &piece[start..p], out, &mut scratch) {
+                // most parts of random CJK are one or two bytes (1.3 on average with cl100k)
+                let part = &piece[start..p];
+                let t = self.trie.short_token(part);
+                if t != NONE {
+                    out.push(t);
+                } else if !self.encode_part(toks, part, out, &mut scratch) {
                     return false;
                 }
                 (start, cuts) = (p, cuts + 1);
