@@ -263,6 +263,17 @@ impl Trie {
         best
     }
 
+    /// The token whose bytes are exactly `text` if `text` has one or two bytes, from the direct
+    /// tables alone; else `NONE` (also for longer text: ask [`Trie::longest_prefix_len`]).
+    #[inline(always)]
+    pub fn short_token(&self, text: &[u8]) -> u32 {
+        match *text {
+            [b0] => self.root_token[b0 as usize],
+            [b0, b1] if self.root[b0 as usize] != NONE => self.two[self.two_index(b0, b1)].token,
+            _ => NONE,
+        }
+    }
+
     /// The token whose bytes are exactly `bytes`, or `NONE`.
     pub fn exact(&self, bytes: &[u8]) -> u32 {
         let mut v = 0u32;
@@ -411,6 +422,8 @@ mod tests {
                     assert_eq!(trie.longest_prefix_len(&text), want, "alphabet {alphabet} round {round}: {text:?}");
                     let exact = words.iter().position(|w| *w == text).filter(|&t| !gone[t]);
                     assert_eq!(trie.exact(&text), exact.map_or(NONE, |t| t as u32), "exact {text:?}");
+                    let short = if text.len() <= 2 { trie.exact(&text) } else { NONE };
+                    assert_eq!(trie.short_token(&text), short, "short {text:?}");
                 }
                 for t in (0..words.len()).step_by(3) {
                     trie.remove(t as u32);
