@@ -11,6 +11,14 @@
 //! real difference is cl100k's `\s++$`: a whitespace run that reaches the end of the text is one
 //! piece even when it contains a newline (`"a\n  "` is `a`, `\n  ` in cl100k but `a`, `\n`, `  `
 //! in Llama 3).
+//!
+//! Each start is decided with each char decoded once (2026-11-26, src/PERFORMANCE.md "Eighth
+//! round: the cl100k splitter on non-ASCII text"): the char after a possible prefix is decoded
+//! once and serves both the letter rule and the punctuation rule, and a letter run whose first
+//! char is multi-byte stays in `run_any_multi`'s multi-byte loop instead of `run_any`'s SWAR word
+//! test per char. Split alone (`split_bench --hand-only --only=Cl100k`, MB/s, three alternated
+//! runs): bible non-Latin 372-382 -> 636-664, tatoeba 463 -> 625-626, random Unicode 261-266 ->
+//! 305-313, bible 506-524 -> 587-612, tinyshakespeare unchanged (738); Llama 3 and Qwen2 alike.
 
 use super::unicode::{Tables, L, N, S};
 use super::{
