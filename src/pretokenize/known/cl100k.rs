@@ -11,10 +11,18 @@
 //! real difference is cl100k's `\s++$`: a whitespace run that reaches the end of the text is one
 //! piece even when it contains a newline (`"a\n  "` is `a`, `\n  ` in cl100k but `a`, `\n`, `  `
 //! in Llama 3).
+//!
+//! Each start is decided with each char decoded once (2026-11-26, src/PERFORMANCE.md "Eighth
+//! round: the cl100k splitter on non-ASCII text"): the char after a possible prefix is decoded
+//! once and serves both the letter rule and the punctuation rule, and a letter run whose first
+//! char is multi-byte stays in `run_any_multi`'s multi-byte loop instead of `run_any`'s SWAR word
+//! test per char. Split alone (`split_bench --hand-only --only=Cl100k`, MB/s, three alternated
+//! runs): bible non-Latin 372-382 -> 636-664, tatoeba 463 -> 625-626, random Unicode 261-266 ->
+//! 305-313, bible 506-524 -> 587-612, tinyshakespeare unchanged (738); Llama 3 and Qwen2 alike.
 
 use super::unicode::{Tables, L, N, S};
 use super::{
-    char_at, contraction_folded, digit_run, flags_or_end, run_any, run_bytes, run_none, ws_newline_first,
+    char_at, contraction_folded, digit_run, run_any, run_any_multi, run_bytes, run_none, ws_newline_first,
     ws_run,
 };
 
@@ -34,22 +42,47 @@ pub(super) fn piece_end<const MAX_DIGITS: usize, const END_FIRST: bool>(
     }
     let (f, n) = char_at(t, b, i);
     if f & L != 0 {
-        return run_any(t, b, i, L);
+        return letter_run(t, b, i + n, n);
     }
     if f & N != 0 {
         return digit_run(t, b, i + n, MAX_DIGITS);
     }
-    // `[^\r\n\p{L}\p{N}]?\p{L}+`: any other char, whitespace included, prefixes a letter run.
-    if x != b'\r' && x != b'\n' && flags_or_end(t, b, i + n) & L != 0 {
-        return run_any(t, b, i + n, L);
+    if x == b'\r' || x == b'\n' {
+        return whitespace::<END_FIRST>(t, b, i);
+    }
+    // The char at `i` may prefix a letter run (`[^\r\n\p{L}\p{N}]?\p{L}+`): the next char is
+    // decoded once, for that rule and for the punctuation rule after it.
+    let (g, m) = if i + n < b.len() { char_at(t, b, i + n) } else { (0, 0) };
+    if g & L != 0 {
+        return letter_run(t, b, i + n + m, m);
     }
     // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
+    let rest = m > 0 && g & (L | N | S) == 0;
     if f & S == 0 {
-        return run_bytes(b, run_none(t, b, i, L | N | S), b"\r\n");
+        let end = if rest { run_none(t, b, i + n + m, L | N | S) } else { i + n };
+        return run_bytes(b, end, b"\r\n");
     }
-    if x == b' ' && i + 1 < b.len() && flags_or_end(t, b, i + 1) & (L | N | S) == 0 {
-        return run_bytes(b, run_none(t, b, i + 1, L | N | S), b"\r\n");
+    if x == b' ' && rest {
+        return run_bytes(b, run_none(t, b, i + 1 + m, L | N | S), b"\r\n");
     }
+    whitespace::<END_FIRST>(t, b, i)
+}
+
+/// The end of a letter run whose first char, `n` bytes long, ends at `i`: a run that starts with
+/// a multi-byte char (a word of a non-Latin script) goes on in the multi-byte loop.
+#[inline(always)]
+fn letter_run(t: &Tables, b: &[u8], i: usize, n: usize) -> usize {
+    if n == 1 {
+        run_any(t, b, i, L)
+    } else {
+        run_any_multi(t, b, i, L)
+    }
+}
+
+/// `\s++$|\s*[\r\n]|\s+(?!\S)|\s` (cl100k, `END_FIRST`) or `\s*[\r\n]+|\s+(?!\S)|\s+` at the start
+/// of a whitespace run.
+#[inline(always)]
+fn whitespace<const END_FIRST: bool>(t: &Tables, b: &[u8], i: usize) -> usize {
     if END_FIRST {
         let r = ws_run(t, b, i);
         match r.last_newline {

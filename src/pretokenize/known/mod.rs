@@ -38,6 +38,14 @@
 //! | before | 661-687 | 524-525 | 413-424 | 521-522 | 236-242 |
 //! | after  | 665-703 | 571-587 (+11%) | 587 (+40%) | 581-604 (+14%) | 266-269 (+12%) |
 //!
+//! 2026-11-26, cl100k's `piece_end` with the char after a prefix decoded once and non-Latin letter
+//! runs in `run_any_multi` (`--only=Cl100k`, three alternated runs; Llama 3 and Qwen2 alike):
+//!
+//! | cl100k | tinyshakespeare | bible | bible, non-Latin | tatoeba | random Unicode |
+//! |---|---|---|---|---|---|
+//! | before | 738 | 506-524 | 372-382 | 463 | 261-266 |
+//! | after  | 738 | 587-612 (+15%) | 636-664 (+70%) | 625-626 (+35%) | 305-313 (+15%) |
+//!
 //! Within one run the hand splitters were 3x (o200k on the bible) to 40x (cl100k on Shakespeare)
 //! faster than the regex engine that defines them, typically 5-15x; the gap is widest for the
 //! tiktoken spellings of gpt2 and cl100k, on which fancy-regex is slowest. The class tables take

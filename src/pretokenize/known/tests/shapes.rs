@@ -72,3 +72,31 @@ fn non_ascii_shapes_next_to_every_kind_of_char() {
     let chars = assert_all_agree(texts.iter().map(String::as_str));
     assert!(chars > 50_000, "{chars} chars compared");
 }
+
+/// One char (or a short run) of every kind that the cl100k family's rules tell apart: letters
+/// of one to four bytes, ASCII and non-ASCII digits (Nd, Nl), each kind of whitespace, newlines,
+/// punctuation of one to three bytes, a mark (no letter in `\p{L}`), a char of no class, and
+/// the apostrophe with and without a contraction after it.
+const UNITS: [&str; 28] = [
+    "a", "ab", "é", "ж", "жж", "中", "𝐚", "\u{301}", "1", "١", "Ⅻ", " ", "  ", "\u{a0}",
+    "\u{3000}", "\u{85}", "\t", "\r", "\n", "\r\n", ".", "«", "—", "\u{e000}", "'", "'s", "'ſ",
+    "'LL",
+];
+
+/// Every sequence of three units, at the start of the text and between other pieces: each
+/// first char of a piece next to every kind of second char (a prefix before a letter run of
+/// each width, before punctuation, before the end) and every kind of third.
+#[test]
+fn three_units_of_every_kind() {
+    let mut texts = Vec::new();
+    for a in UNITS {
+        for b in UNITS {
+            for c in UNITS {
+                texts.push(format!("{a}{b}{c}"));
+                texts.push(format!("z{a}{b}{c} q"));
+            }
+        }
+    }
+    let chars = assert_all_agree(texts.iter().map(String::as_str));
+    assert!(chars > 100_000, "{chars} chars compared");
+}
