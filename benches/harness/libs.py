@@ -19,8 +19,6 @@ from typing import Any
 from harness import hfjson
 from harness.local import rank_file
 
-# Pre-token cache budget bpekit ships with; "bpekit(no cache)" sets 0.
-BPEKIT_DEFAULT_CACHE = 4 << 20
 
 
 class Unavailable(Exception):
@@ -82,12 +80,18 @@ def _tiktoken_ranks(name: str) -> dict[bytes, int]:
     return load_tiktoken_bpe(str(rank_file(name)))
 
 
-def _bpekit(name: str, cache_bytes: int, label: str) -> Lib:
+def _bpekit(name: str, cache_bytes: int | None, label: str) -> Lib:
+    """bpekit with the pre-token cache budget ``cache_bytes`` (``None``: the one it ships with)."""
     bpekit = _import("bpekit", "bpekit")
     enc = bpekit.get_encoding(name)
+    # The shipped default comes from the core (not from `enc`, which "bpekit(no cache)" shares
+    # and sets to 0). It was a constant here, 4 MiB, the default until session 7: every "bpekit"
+    # column since measured a cache 16x the shipped one, slower than no cache at all
+    # (src/PERFORMANCE.md, "Eighth round: the benchmark's cache budget").
+    budget = bpekit._core.DEFAULT_PRETOKEN_CACHE_BYTES if cache_bytes is None else cache_bytes
 
     def prepare() -> None:
-        enc.pretoken_cache_bytes = cache_bytes  # (re)setting the budget also empties the cache
+        enc.pretoken_cache_bytes = budget  # (re)setting the budget also empties the cache
 
     return Lib(
         label,
@@ -101,7 +105,7 @@ def _bpekit(name: str, cache_bytes: int, label: str) -> Lib:
 
 
 def bpekit_lib(name: str) -> Lib:
-    return _bpekit(name, BPEKIT_DEFAULT_CACHE, "bpekit")
+    return _bpekit(name, None, "bpekit")
 
 
 def bpekit_nocache(name: str) -> Lib:

@@ -89,6 +89,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encoder::parse_tiktoken_ranks, m)?)?;
     m.add_class::<pairbpe::PairBPE>()?;
     m.add("PAIR_DROP", crate::pairbpe::DROP)?;
+    m.add("DEFAULT_PRETOKEN_CACHE_BYTES", crate::merge::cache::DEFAULT_CAPACITY_BYTES)?;
     m.add_function(wrap_pyfunction!(pairbpe::pair_merge_ids, m)?)?;
     m.add_function(wrap_pyfunction!(text::fix_surrogates, m)?)?;
     m.add_class::<train::WordCounter>()?;

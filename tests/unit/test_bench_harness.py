@@ -47,6 +47,21 @@ def test_bpekit_equals_tiktoken_in_every_mode(built: dict[str, libs.Lib]) -> Non
         assert check.compare(lib, docs, reference) == []
 
 
+def test_bpekit_is_timed_with_the_cache_it_ships_with(built: dict[str, libs.Lib]) -> None:
+    # The "bpekit" column is the library as installed: its budget is a new encoder's (the
+    # harness once kept the old 4 MiB default, 16x the shipped one); "no cache" is 0.
+    import bpekit
+    from bpekit import _core
+
+    fresh = _core.CoreBPE({b"a": 0, b"b": 1}, [], bpekit.patterns.CL100K).cache_capacity()
+    assert fresh == _core.DEFAULT_PRETOKEN_CACHE_BYTES > 0
+    enc = bpekit.get_encoding(ENC)
+    built["bpekit(no cache)"].prepare()
+    assert enc.pretoken_cache_bytes == 0
+    built["bpekit"].prepare()
+    assert enc.pretoken_cache_bytes == fresh
+
+
 def test_a_wrong_library_is_caught(built: dict[str, libs.Lib]) -> None:
     good = built["bpekit"]
     wrong = libs.Lib("bpekit", "0", lambda t: good.encode(t)[:-1] if "1" in t else good.encode(t),
