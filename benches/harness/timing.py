@@ -7,6 +7,7 @@ every pass once, in an order rotated round by round; ratios are taken between tw
 
 from __future__ import annotations
 
+import gc
 import statistics
 import time
 from collections.abc import Callable
@@ -18,7 +19,13 @@ def run_rounds(
     prepare: dict[str, Callable[[], None]] | None = None,
 ) -> dict[str, list[float]]:
     """Seconds of every pass in every round (``{key: [s_round0, s_round1, ...]}``); ``prepare[key]``
-    runs untimed before each pass."""
+    runs untimed before each pass.
+
+    Each pass runs with Python's cyclic garbage collector off after a full collection, as
+    ``timeit`` runs: the harness holds every library's reference outputs (millions of objects),
+    and a full collection that a list-making pass happened to trigger walked them all inside
+    that pass (bpekit's list passes read 20-30% slower than outside the harness, and "no cache"
+    beat the cache by chance of which pass paid)."""
     keys = list(passes)
     seconds: dict[str, list[float]] = {k: [] for k in keys}
     for r in range(rounds):
@@ -26,9 +33,14 @@ def run_rounds(
         for key in keys[shift:] + keys[:shift]:
             if prepare and key in prepare:
                 prepare[key]()
-            t0 = time.perf_counter()
-            passes[key]()
-            seconds[key].append(time.perf_counter() - t0)
+            gc.collect()
+            gc.disable()
+            try:
+                t0 = time.perf_counter()
+                passes[key]()
+                seconds[key].append(time.perf_counter() - t0)
+            finally:
+                gc.enable()
     return seconds
 
 
