@@ -20,11 +20,8 @@
 //! runs): bible non-Latin 372-382 -> 636-664, tatoeba 463 -> 625-626, random Unicode 261-266 ->
 //! 305-313, bible 506-524 -> 587-612, tinyshakespeare unchanged (738); Llama 3 and Qwen2 alike.
 
-use super::unicode::{Tables, L, N, S};
-use super::{
-    char_at, contraction_folded, digit_run, run_any, run_any_multi, run_bytes, run_none, ws_newline_first,
-    ws_run,
-};
+use super::unicode::{Tables, L, N};
+use super::{char_at, contraction_folded, digit_run, punctuation, run_any, run_any_multi, ws_newline_first, ws_run};
 
 /// The end of the piece starting at `i`. `MAX_DIGITS` is 3 (cl100k, Llama 3) or 1 (Qwen2);
 /// `END_FIRST` selects cl100k's `\s++$` rule.
@@ -57,15 +54,7 @@ pub(super) fn piece_end<const MAX_DIGITS: usize, const END_FIRST: bool>(
         return letter_run(t, b, i + n + m, m);
     }
     // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
-    let rest = m > 0 && g & (L | N | S) == 0;
-    if f & S == 0 {
-        let end = if rest { run_none(t, b, i + n + m, L | N | S) } else { i + n };
-        return run_bytes(b, end, b"\r\n");
-    }
-    if x == b' ' && rest {
-        return run_bytes(b, run_none(t, b, i + 1 + m, L | N | S), b"\r\n");
-    }
-    whitespace::<END_FIRST>(t, b, i)
+    punctuation(t, b, i, (x, f, n), (g, m), b"\r\n").unwrap_or_else(|| whitespace::<END_FIRST>(t, b, i))
 }
 
 /// The end of a letter run whose first char, `n` bytes long, ends at `i`: a run that starts with

@@ -72,7 +72,7 @@ pub mod unicode;
 #[cfg(test)]
 mod tests;
 
-use unicode::{Tables, MULTI, S};
+use unicode::{Tables, L, MULTI, N, S};
 
 /// A pattern family with a hand-written splitter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -310,6 +310,23 @@ fn digit_run(t: &Tables, b: &[u8], mut end: usize, max: usize) -> usize {
         end += m;
     }
     end
+}
+
+/// ` ?[^\s\p{L}\p{N}]+` and then any bytes of `trail` (cl100k's `[\r\n]*`, o200k's `[\r\n/]*`),
+/// at `i`, whose char has first byte `x`, flags `f` and length `n`, followed by a char of flags
+/// `g` and length `m` (`m` 0 at the end of the text): the end of the piece, or `None` when the
+/// rule does not match there and a whitespace rule decides.
+#[inline(always)]
+fn punctuation(t: &Tables, b: &[u8], i: usize, (x, f, n): (u8, u8, usize), (g, m): (u8, usize), trail: &[u8]) -> Option<usize> {
+    let rest = m > 0 && g & (L | N | S) == 0;
+    if f & S == 0 {
+        let end = if rest { run_none(t, b, i + n + m, L | N | S) } else { i + n };
+        return Some(run_bytes(b, end, trail));
+    }
+    if x == b' ' && rest {
+        return Some(run_bytes(b, run_none(t, b, i + 1 + m, L | N | S), trail));
+    }
+    None
 }
 
 /// The end of the run of bytes, from `i`, that are in `set`.

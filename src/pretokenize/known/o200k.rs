@@ -28,7 +28,7 @@
 
 use super::unicode::{Tables, L, MULTI, N, S, U, W};
 use super::{
-    char_at, contraction_folded, digit_run, flags_or_end, run_any, run_any_multi, run_bytes, run_none,
+    char_at, contraction_folded, digit_run, flags_or_end, punctuation, run_any, run_any_multi, run_bytes, run_none,
     ws_newline_first,
 };
 
@@ -134,15 +134,7 @@ fn not_letters_next(
     (g, m): (u8, usize),
 ) -> usize {
     // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
-    let rest = m > 0 && g & (L | N | S) == 0;
-    if f & S == 0 {
-        let end = if rest { run_none(t, b, i + n + m, L | N | S) } else { i + n };
-        return run_bytes(b, end, b"\r\n/");
-    }
-    if x == b' ' && rest {
-        return run_bytes(b, run_none(t, b, i + 1 + m, L | N | S), b"\r\n/");
-    }
-    ws_newline_first(t, b, i)
+    punctuation(t, b, i, (x, f, n), (g, m), b"\r\n/").unwrap_or_else(|| ws_newline_first(t, b, i))
 }
 
 /// Alternatives 4 to 7 at `i` (flags `f`, first byte `x`), once the letter and digit
