@@ -72,11 +72,9 @@ impl CoreBPE {
     /// `encode` under tiktoken's default policy (`refuse`: any special token in the text is an
     /// error, else none is matched) or with every special token allowed.
     fn encode_policy(&self, text: &str, refuse: bool) -> Result<Vec<Rank>, Fail> {
-        if !refuse {
-            return Ok(self.core.encode(text, &self.every)?.0);
-        }
-        self.refuse_specials(text)?;
-        Ok(self.core.encode_ordinary(text)?)
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        self.encode_policy_into(text, refuse, &mut out)?;
+        Ok(out)
     }
 
     /// [`CoreBPE::encode_policy`], appending to `out` (batches: one buffer per chunk of texts).

@@ -75,10 +75,10 @@ impl Cuts {
         };
         for b in tokens {
             for w in b.windows(2) {
-                cuts.links[pair_bit(w[0], w[1]) / 32] |= JOINED << (2 * (pair_bit(w[0], w[1]) % 32));
+                cuts.mark(w[0], w[1], JOINED);
             }
             if let [x, y] = *b {
-                cuts.links[pair_bit(x, y) / 32] |= PAIR << (2 * (pair_bit(x, y) % 32));
+                cuts.mark(x, y, PAIR);
             }
             for w in b.windows(3) {
                 set_bit(&mut cuts.triples, triple_bit(w[0], w[1], w[2]));
@@ -87,13 +87,25 @@ impl Cuts {
         cuts
     }
 
+    /// Sets `flag` among the two link bits of the byte pair `x, y`.
+    fn mark(&mut self, x: u8, y: u8, flag: u64) {
+        let i = pair_bit(x, y);
+        self.links[i / 32] |= flag << (2 * (i % 32));
+    }
+
+    /// The two link bits ([`JOINED`], [`PAIR`]) of the byte pair `x, y`.
+    #[inline(always)]
+    fn links(&self, x: u8, y: u8) -> u64 {
+        let i = pair_bit(x, y);
+        self.links[i / 32] >> (2 * (i % 32))
+    }
+
     /// Whether no token can cross the boundary before `piece[p]` (`0 < p < piece.len()`): one
     /// position at a time, the reference for [`Cuts::open_mask`] in the tests.
     #[cfg(test)]
     pub(super) fn open(&self, piece: &[u8], p: usize) -> bool {
         let (x, y) = (piece[p - 1], piece[p]);
-        let i = pair_bit(x, y);
-        let links = self.links[i / 32] >> (2 * (i % 32));
+        let links = self.links(x, y);
         if links & JOINED == 0 {
             return true;
         }
@@ -114,8 +126,7 @@ impl Cuts {
     pub(super) fn open_mask(&self, piece: &[u8], from: usize, to: usize) -> u64 {
         let (mut open, mut unsure) = (0u64, 0u64);
         for p in from..to {
-            let i = pair_bit(piece[p - 1], piece[p]);
-            let links = self.links[i / 32] >> (2 * (i % 32));
+            let links = self.links(piece[p - 1], piece[p]);
             open |= (links & JOINED ^ JOINED) << (p - from);
             unsure |= ((links & (JOINED | PAIR) == JOINED) as u64) << (p - from);
         }
