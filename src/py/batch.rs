@@ -54,6 +54,17 @@ impl Part {
         part
     }
 
+    /// The whole batch (`total` bytes) as one part, encoded on the calling thread with the GIL
+    /// released unless it is short; a panic is caught as the chunked path catches it.
+    pub(super) fn encode_here(py: Python<'_>, texts: &[Cow<'_, str>], total: usize, encode: &impl EncodeInto) -> std::thread::Result<Part> {
+        let work = || catch_unwind(AssertUnwindSafe(|| Part::encode(texts, 0, encode)));
+        if total < HOLD_GIL_BELOW {
+            work()
+        } else {
+            py.detach(work)
+        }
+    }
+
     /// The ids of each text of the part, in order.
     fn runs(&self) -> impl Iterator<Item = &[Rank]> {
         let mut from = 0;
@@ -124,10 +135,8 @@ pub fn encode_lists<'py>(py: Python<'py>, ints: &IdInts, texts: &[Cow<'_, str>],
         }
         Ok(())
     };
-    let work = |a: usize, b: usize| catch_unwind(AssertUnwindSafe(|| Part::encode(&texts[a..b], a, &encode)));
     if one_chunk(texts, total, threads) {
-        let part = if total < HOLD_GIL_BELOW { work(0, texts.len()) } else { py.detach(|| work(0, texts.len())) };
-        convert(0, part)?;
+        convert(0, Part::encode_here(py, texts, total, &encode))?;
     } else {
         let cuts = chunks(texts, total, threads);
         run_shared(py, threads, &cuts, |c| Part::encode(&texts[c.start..c.end], c.start, &encode), |c, part| convert(c.start, part))?;

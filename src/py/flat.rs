@@ -11,7 +11,6 @@
 //! src/PERFORMANCE.md, "Numpy output and batches, fourth round" and "Batches, fifth round".
 
 use super::batch::{EncodeInto, FirstFail, Part};
-use super::calls::HOLD_GIL_BELOW;
 use super::chunks::{chunks, one_chunk, run_shared};
 use super::encoder::ids_array;
 use crate::parallel;
@@ -19,7 +18,6 @@ use crate::vocab::Rank;
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use std::borrow::Cow;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// One flat array of ids and the offsets where each text's ids start (`len(texts) + 1`).
 pub type FlatBatch<'py> = (Bound<'py, PyArray1<Rank>>, Bound<'py, PyArray1<i64>>);
@@ -29,13 +27,8 @@ pub type FlatBatch<'py> = (Bound<'py, PyArray1<Rank>>, Bound<'py, PyArray1<i64>>
 pub fn encode_flat<'py>(py: Python<'py>, texts: &[Cow<'_, str>], threads: usize, encode: impl EncodeInto) -> PyResult<FlatBatch<'py>> {
     let total: usize = texts.iter().map(|t| t.len()).sum();
     let threads = parallel::thread_count(threads);
-    let work = |a: usize, b: usize| catch_unwind(AssertUnwindSafe(|| Part::encode(&texts[a..b], a, &encode)));
     let parts: Vec<std::thread::Result<Part>> = if one_chunk(texts, total, threads) {
-        if total < HOLD_GIL_BELOW {
-            vec![work(0, texts.len())]
-        } else {
-            py.detach(|| vec![work(0, texts.len())])
-        }
+        vec![Part::encode_here(py, texts, total, &encode)]
     } else {
         let cuts = chunks(texts, total, threads);
         let mut done: Vec<(usize, std::thread::Result<Part>)> = Vec::with_capacity(cuts.len());
