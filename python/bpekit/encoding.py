@@ -126,7 +126,7 @@ class Encoding:
         calls = _core.EncodingCalls(core, self)
         for method in _BOUND_CALLS:
             if getattr(cls, method) is getattr(Encoding, method):
-                setattr(self, method, getattr(calls, method))
+                setattr(self, method, calls.method(method))
         self.max_token_value = max(max_ordinary, max(special_tokens.values(), default=0))
 
     @property

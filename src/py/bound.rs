@@ -1,7 +1,7 @@
 //! `bpekit._core.EncodingCalls`: `Encoding.encode`, `encode_to_numpy` and `count` with no Python
 //! frame, bound on each `Encoding` instance (as `encode_ordinary` is bound to the core's method).
 //!
-//! Performance note: the Python method around the core call (a frame, the keyword defaults, the
+//! Performance notes: the Python method around the core call (a frame, the keyword defaults, the
 //! policy comparisons, an attribute load) cost ~0.4 µs of a ~0.9 µs call on an empty string, and
 //! a call with `disallowed_special=()` (tiktoken's idiom for "no special-token handling") took the
 //! general Python path: +3 µs. Here the arguments are read in Rust; a recognised policy
@@ -9,61 +9,201 @@
 //! argument, an unknown keyword) calls the class's Python method with the same arguments, so every
 //! result and every error is the Python method's. Numbers in src/PERFORMANCE.md, "Numpy output and
 //! batches, fourth round".
+//!
+//! Tenth round: each bound call is a builtin function in CPython's vectorcall convention
+//! (`METH_FASTCALL | METH_KEYWORDS`, made by `PyCMethod_New` with the `EncodingCalls` as its
+//! `self`) that reads the arguments where the interpreter left them. As PyO3 methods taking
+//! `(*args, **kwargs)`, every call built a tuple and every keyword call a dict (a fifth of the
+//! time of `encode_to_numpy(t, disallowed_special=())` went to making and freeing the dict); now
+//! only the calls that go to the Python method build them. Numbers in src/PERFORMANCE.md, "Tenth
+//! round".
 
 use super::calls::Policy;
 use super::encoder::CoreBPE;
+use super::panic_err;
+use pyo3::ffi;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyDict, PyTuple};
 use pyo3::{intern, PyTraverseError};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct EncodingCalls {
     core: Py<CoreBPE>,
     /// The `Encoding` these calls are bound to (its methods take every other call). It holds
-    /// these calls in its `__dict__`: a cycle, hence `__traverse__` / `__clear__`. (A mutex, not
-    /// a mutable class: the fast path then skips PyO3's borrow flag; only the slow path locks.)
+    /// the bound calls in its `__dict__`, and they hold this object: a cycle, hence
+    /// `__traverse__` / `__clear__`. (A mutex, not a mutable class: the fast path then skips
+    /// PyO3's borrow flag; only the slow path locks.)
     owner: Mutex<Option<Py<PyAny>>>,
 }
 
-/// The text and policy of a call the fast path takes: one positional argument and at most the
-/// keywords `allowed_special` / `disallowed_special`, with a recognised policy.
-fn fast_args<'py>(args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Option<(Bound<'py, PyAny>, Policy)>> {
-    if args.len() != 1 {
-        return Ok(None);
+/// The calls [`EncodingCalls::method`] binds, in the order of [`METHODS`].
+#[derive(Clone, Copy)]
+enum Call {
+    Encode,
+    Numpy,
+    Count,
+}
+
+/// The arguments of one call as CPython passes them to a `METH_FASTCALL | METH_KEYWORDS` function:
+/// the positional ones, then the value of each keyword named in `names` (null when none).
+struct Args<'a> {
+    values: &'a [*mut ffi::PyObject],
+    positional: usize,
+    names: *mut ffi::PyObject,
+}
+
+impl<'a> Args<'a> {
+    /// Argument `i` (positional, then keyword values).
+    fn value<'py>(&self, py: Python<'py>, i: usize) -> Borrowed<'a, 'py, PyAny> {
+        // SAFETY: every entry of `values` is a reference CPython holds for the whole call.
+        unsafe { Borrowed::from_ptr(py, self.values[i]) }
     }
-    let (mut allowed, mut disallowed) = (None, None);
-    if let Some(kw) = kwargs {
-        let py = args.py();
-        for (k, v) in kw.iter() {
-            let Ok(k) = k.cast::<PyString>() else { return Ok(None) };
-            let (a, d) = (intern!(py, "allowed_special"), intern!(py, "disallowed_special"));
+
+    /// The name of keyword `i`.
+    fn name<'py>(&self, py: Python<'py>, i: usize) -> Borrowed<'a, 'py, PyAny> {
+        // SAFETY: `names` is a tuple of `values.len() - positional` strings, alive for the call.
+        unsafe { Borrowed::from_ptr(py, ffi::PyTuple_GET_ITEM(self.names, i as ffi::Py_ssize_t)) }
+    }
+
+    fn keywords(&self) -> usize {
+        self.values.len() - self.positional
+    }
+
+    /// The policy of a call the fast path takes: one positional argument (the text) and at most
+    /// the keywords `allowed_special` / `disallowed_special`, with a recognised policy; `None`
+    /// sends the call to the Python method.
+    fn fast_policy(&self, py: Python<'_>) -> PyResult<Option<Policy>> {
+        if self.positional != 1 {
+            return Ok(None);
+        }
+        let (mut allowed, mut disallowed) = (None, None);
+        let (a, d) = (intern!(py, "allowed_special"), intern!(py, "disallowed_special"));
+        for i in 0..self.keywords() {
+            let k = self.name(py, i);
             // keyword names are interned: identity first, a string comparison only otherwise
-            if k.is(a) || k.as_any().eq(a)? {
-                allowed = Some(v);
-            } else if k.is(d) || k.as_any().eq(d)? {
-                disallowed = Some(v);
+            if k.is(a) || k.eq(a)? {
+                allowed = Some(self.value(py, 1 + i));
+            } else if k.is(d) || k.eq(d)? {
+                disallowed = Some(self.value(py, 1 + i));
             } else {
                 return Ok(None);
             }
         }
+        Ok(Policy::of(allowed.as_deref(), disallowed.as_deref()))
     }
-    Ok(Policy::of(allowed.as_ref(), disallowed.as_ref()).map(|p| (args.get_item(0).expect("one argument"), p)))
 }
 
 impl EncodingCalls {
-    /// `type(owner).<name>(owner, *args, **kwargs)`: the Python method, for every other call.
-    fn general<'py>(&self, py: Python<'py>, name: &Bound<'py, PyString>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
+    /// One call: the core's when [`Args::fast_policy`] takes it, else `type(owner).<name>(owner,
+    /// *args, **kwargs)`, the Python method.
+    fn call<'py>(&self, py: Python<'py>, which: Call, args: &Args<'_>) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(policy) = args.fast_policy(py)? {
+            let (core, text) = (self.core.get(), args.value(py, 0));
+            return match which {
+                Call::Encode => Ok(core.list_call(py, &text, policy)?.into_any()),
+                Call::Numpy => Ok(core.numpy_call(py, &text, policy)?.into_any()),
+                Call::Count => Ok(core.count_call(py, &text, policy)?.into_pyobject(py)?.into_any()),
+            };
+        }
         let owner = self.owner.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|o| o.clone_ref(py));
         let Some(owner) = owner.map(|o| o.into_bound(py)) else {
             return Err(pyo3::exceptions::PyReferenceError::new_err("the Encoding of these calls was collected"));
         };
-        let method = owner.get_type().getattr(name)?;
-        let all = PyTuple::new(py, std::iter::once(owner.clone()).chain(args.iter()).collect::<Vec<_>>())?;
-        method.call(all, kwargs)
+        let kwargs = PyDict::new(py);
+        for i in 0..args.keywords() {
+            kwargs.set_item(args.name(py, i), args.value(py, args.positional + i))?;
+        }
+        let all: Vec<Bound<'py, PyAny>> = std::iter::once(owner.clone()).chain((0..args.positional).map(|i| args.value(py, i).to_owned())).collect();
+        let all = PyTuple::new(py, all)?;
+        let name = match which {
+            Call::Encode => intern!(py, "encode"),
+            Call::Numpy => intern!(py, "encode_to_numpy"),
+            Call::Count => intern!(py, "count"),
+        };
+        owner.get_type().getattr(name)?.call(all, Some(&kwargs))
     }
 }
+
+/// The body of the three builtins: the arguments as CPython passes a `METH_FASTCALL |
+/// METH_KEYWORDS` function (`nargs` positional ones, then one per name in `kwnames`, a tuple or
+/// null), an error or a panic turned into a raised exception.
+///
+/// # Safety
+/// Called by CPython with the GIL held, `slf` the function's `self` (an `EncodingCalls`, as
+/// [`EncodingCalls::method`] made it) and `args` / `nargs` / `kwnames` as the convention gives them.
+unsafe fn vectorcall(which: Call, slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: CPython holds the GIL while it runs a builtin function.
+    let py = unsafe { Python::assume_attached() };
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let positional = usize::try_from(nargs).unwrap_or(0);
+        // SAFETY: `kwnames` is null or a tuple (of strings).
+        let keywords = if kwnames.is_null() { 0 } else { unsafe { ffi::PyTuple_GET_SIZE(kwnames) as usize } };
+        let values: &[*mut ffi::PyObject] = match positional + keywords {
+            0 => &[],
+            // SAFETY: `args` points to the positional arguments followed by the keyword values.
+            n => unsafe { std::slice::from_raw_parts(args, n) },
+        };
+        // SAFETY: `slf` is the function's `self`, alive for the call.
+        let calls = unsafe { Borrowed::from_ptr(py, slf) };
+        let calls = calls.cast::<EncodingCalls>()?;
+        calls.get().call(py, which, &Args { values, positional, names: kwnames })
+    }));
+    let err = match outcome {
+        Ok(Ok(obj)) => return obj.into_ptr(),
+        Ok(Err(e)) => e,
+        Err(p) => panic_err(py, p),
+    };
+    err.restore(py);
+    std::ptr::null_mut()
+}
+
+unsafe extern "C" fn encode_call(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: called by CPython as a `METH_FASTCALL | METH_KEYWORDS` function (see `vectorcall`).
+    unsafe { vectorcall(Call::Encode, slf, args, nargs, kwnames) }
+}
+
+unsafe extern "C" fn numpy_call(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: as `encode_call`.
+    unsafe { vectorcall(Call::Numpy, slf, args, nargs, kwnames) }
+}
+
+unsafe extern "C" fn count_call(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: as `encode_call`.
+    unsafe { vectorcall(Call::Count, slf, args, nargs, kwnames) }
+}
+
+/// The method table of the three builtins (CPython keeps a pointer to each entry and only reads
+/// it). The docstrings start with the signature `inspect.signature` reads.
+struct Methods([ffi::PyMethodDef; 3]);
+
+// SAFETY: the table is never written; its pointers are to static strings and functions.
+unsafe impl Sync for Methods {}
+
+const FLAGS: std::os::raw::c_int = ffi::METH_FASTCALL | ffi::METH_KEYWORDS;
+
+static METHODS: Methods = Methods([
+    ffi::PyMethodDef {
+        ml_name: c"encode".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: encode_call },
+        ml_flags: FLAGS,
+        ml_doc: c"encode($self, text, *, allowed_special=(), disallowed_special='all')\n--\n\nEncodes text; special tokens are refused unless allowed (tiktoken's policy).\n\n(`Encoding.encode` bound in Rust; any call this path does not take goes to the class method.)".as_ptr(),
+    },
+    ffi::PyMethodDef {
+        ml_name: c"encode_to_numpy".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: numpy_call },
+        ml_flags: FLAGS,
+        ml_doc: c"encode_to_numpy($self, text, *, allowed_special=(), disallowed_special='all')\n--\n\nAs `encode`, as a ``uint32`` numpy array (no intermediate list).\n\n(`Encoding.encode_to_numpy` bound in Rust; any call this path does not take goes to the class method.)".as_ptr(),
+    },
+    ffi::PyMethodDef {
+        ml_name: c"count".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: count_call },
+        ml_flags: FLAGS,
+        ml_doc: c"count($self, text, *, allowed_special=(), disallowed_special='all')\n--\n\n``len(encode(text, ...))`` without building the list.\n\n(`Encoding.count` bound in Rust; any call this path does not take goes to the class method.)".as_ptr(),
+    },
+]);
 
 #[pymethods]
 impl EncodingCalls {
@@ -72,37 +212,19 @@ impl EncodingCalls {
         EncodingCalls { core, owner: Mutex::new(Some(owner)) }
     }
 
-    /// Encodes text; special tokens are refused unless allowed (tiktoken's policy).
-    ///
-    /// (`Encoding.encode` bound in Rust; any call this path does not take goes to the class method.)
-    #[pyo3(signature = (*args, **kwargs), text_signature = "($self, text, *, allowed_special=(), disallowed_special='all')")]
-    fn encode<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
-        match fast_args(args, kwargs)? {
-            Some((text, policy)) => Ok(self.core.get().list_call(py, &text, policy)?.into_any()),
-            None => self.general(py, intern!(py, "encode"), args, kwargs),
-        }
-    }
-
-    /// As `encode`, as a ``uint32`` numpy array (no intermediate list).
-    ///
-    /// (`Encoding.encode_to_numpy` bound in Rust; any call this path does not take goes to the class method.)
-    #[pyo3(signature = (*args, **kwargs), text_signature = "($self, text, *, allowed_special=(), disallowed_special='all')")]
-    fn encode_to_numpy<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
-        match fast_args(args, kwargs)? {
-            Some((text, policy)) => Ok(self.core.get().numpy_call(py, &text, policy)?.into_any()),
-            None => self.general(py, intern!(py, "encode_to_numpy"), args, kwargs),
-        }
-    }
-
-    /// ``len(encode(text, ...))`` without building the list.
-    ///
-    /// (`Encoding.count` bound in Rust; any call this path does not take goes to the class method.)
-    #[pyo3(signature = (*args, **kwargs), text_signature = "($self, text, *, allowed_special=(), disallowed_special='all')")]
-    fn count<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
-        match fast_args(args, kwargs)? {
-            Some((text, policy)) => Ok(self.core.get().count_call(py, &text, policy)?.into_pyobject(py)?.into_any()),
-            None => self.general(py, intern!(py, "count"), args, kwargs),
-        }
+    /// The bound call `name` (`"encode"`, `"encode_to_numpy"` or `"count"`): a builtin function
+    /// whose `__self__` is this object.
+    fn method<'py>(slf: &Bound<'py, Self>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let which = match name {
+            "encode" => Call::Encode,
+            "encode_to_numpy" => Call::Numpy,
+            "count" => Call::Count,
+            _ => return Err(pyo3::exceptions::PyValueError::new_err(format!("no bound call {name:?}"))),
+        };
+        let def = &METHODS.0[which as usize] as *const ffi::PyMethodDef as *mut ffi::PyMethodDef;
+        // SAFETY: `def` is static and never written (CPython only reads it); `slf` is a live
+        // object the new function holds a reference to. A null result has set the error.
+        unsafe { Bound::from_owned_ptr_or_err(slf.py(), ffi::PyCMethod_New(def, slf.as_ptr(), std::ptr::null_mut(), std::ptr::null_mut())) }
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
