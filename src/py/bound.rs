@@ -24,7 +24,9 @@ use super::panic_err;
 use pyo3::ffi;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
+use std::borrow::Cow;
+use std::ffi::{CStr, CString};
 use pyo3::{intern, PyTraverseError};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
@@ -45,6 +47,22 @@ enum Call {
     Encode,
     Numpy,
     Count,
+    Decode,
+    DecodeBytes,
+}
+
+impl Call {
+    const ALL: [(&'static str, Call); 5] = [
+        ("encode", Call::Encode),
+        ("encode_to_numpy", Call::Numpy),
+        ("count", Call::Count),
+        ("decode", Call::Decode),
+        ("decode_bytes", Call::DecodeBytes),
+    ];
+
+    fn name(self) -> &'static str {
+        Call::ALL[self as usize].0
+    }
 }
 
 /// The arguments of one call as CPython passes them to a `METH_FASTCALL | METH_KEYWORDS` function:
@@ -96,17 +114,53 @@ impl<'a> Args<'a> {
     }
 }
 
+/// The `errors` handler of a `decode` call taking the fast path: `errors` as the second
+/// positional argument or the only keyword, an exact `str` without NUL; `"replace"` if absent.
+fn errors_arg(py: Python<'_>, args: &Args<'_>) -> PyResult<Option<Cow<'static, CStr>>> {
+    let value = match (args.positional, args.keywords()) {
+        (1, 0) => return Ok(Some(Cow::Borrowed(c"replace"))),
+        (2, 0) => args.value(py, 1),
+        (1, 1) if args.name(py, 0).is(intern!(py, "errors")) || args.name(py, 0).eq(intern!(py, "errors"))? => args.value(py, 1),
+        _ => return Ok(None),
+    };
+    let Ok(s) = value.cast_exact::<PyString>() else { return Ok(None) };
+    Ok(match s.to_str() {
+        Ok("replace") => Some(Cow::Borrowed(c"replace")),
+        Ok("strict") => Some(Cow::Borrowed(c"strict")),
+        Ok(other) => CString::new(other).ok().map(Cow::Owned),
+        Err(_) => None,
+    })
+}
+
 impl EncodingCalls {
-    /// One call: the core's when [`Args::fast_policy`] takes it, else `type(owner).<name>(owner,
-    /// *args, **kwargs)`, the Python method.
+    /// The core's answer to a call it takes, or `None` (see [`Args::fast_policy`], [`errors_arg`]
+    /// and `decode::decode_one`).
+    fn fast<'py>(&self, py: Python<'py>, which: Call, args: &Args<'_>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let core = self.core.get();
+        match which {
+            Call::Encode | Call::Numpy | Call::Count => {
+                let Some(policy) = args.fast_policy(py)? else { return Ok(None) };
+                let text = args.value(py, 0);
+                Ok(Some(match which {
+                    Call::Encode => core.list_call(py, &text, policy)?.into_any(),
+                    Call::Numpy => core.numpy_call(py, &text, policy)?.into_any(),
+                    _ => core.count_call(py, &text, policy)?.into_pyobject(py)?.into_any(),
+                }))
+            }
+            Call::DecodeBytes if args.positional == 1 && args.keywords() == 0 => core.decode_call(&args.value(py, 0), None),
+            Call::DecodeBytes => Ok(None),
+            Call::Decode => match errors_arg(py, args)? {
+                Some(errors) => core.decode_call(&args.value(py, 0), Some(&errors)),
+                None => Ok(None),
+            },
+        }
+    }
+
+    /// One call: the core's when [`EncodingCalls::fast`] takes it, else `type(owner).<name>(owner,
+    /// *args, **kwargs)`, the Python method (which raises every error).
     fn call<'py>(&self, py: Python<'py>, which: Call, args: &Args<'_>) -> PyResult<Bound<'py, PyAny>> {
-        if let Some(policy) = args.fast_policy(py)? {
-            let (core, text) = (self.core.get(), args.value(py, 0));
-            return match which {
-                Call::Encode => Ok(core.list_call(py, &text, policy)?.into_any()),
-                Call::Numpy => Ok(core.numpy_call(py, &text, policy)?.into_any()),
-                Call::Count => Ok(core.count_call(py, &text, policy)?.into_pyobject(py)?.into_any()),
-            };
+        if let Some(out) = self.fast(py, which, args)? {
+            return Ok(out);
         }
         let owner = self.owner.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|o| o.clone_ref(py));
         let Some(owner) = owner.map(|o| o.into_bound(py)) else {
@@ -118,16 +172,11 @@ impl EncodingCalls {
         }
         let all: Vec<Bound<'py, PyAny>> = std::iter::once(owner.clone()).chain((0..args.positional).map(|i| args.value(py, i).to_owned())).collect();
         let all = PyTuple::new(py, all)?;
-        let name = match which {
-            Call::Encode => intern!(py, "encode"),
-            Call::Numpy => intern!(py, "encode_to_numpy"),
-            Call::Count => intern!(py, "count"),
-        };
-        owner.get_type().getattr(name)?.call(all, Some(&kwargs))
+        owner.get_type().getattr(PyString::new(py, which.name()))?.call(all, Some(&kwargs))
     }
 }
 
-/// The body of the three builtins: the arguments as CPython passes a `METH_FASTCALL |
+/// The body of the bound builtins: the arguments as CPython passes a `METH_FASTCALL |
 /// METH_KEYWORDS` function (`nargs` positional ones, then one per name in `kwnames`, a tuple or
 /// null), an error or a panic turned into a raised exception.
 ///
@@ -175,9 +224,19 @@ unsafe extern "C" fn count_call(slf: *mut ffi::PyObject, args: *const *mut ffi::
     unsafe { vectorcall(Call::Count, slf, args, nargs, kwnames) }
 }
 
-/// The method table of the three builtins (CPython keeps a pointer to each entry and only reads
+unsafe extern "C" fn decode_call(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: as `encode_call`.
+    unsafe { vectorcall(Call::Decode, slf, args, nargs, kwnames) }
+}
+
+unsafe extern "C" fn decode_bytes_call(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: as `encode_call`.
+    unsafe { vectorcall(Call::DecodeBytes, slf, args, nargs, kwnames) }
+}
+
+/// The method table of the bound builtins (CPython keeps a pointer to each entry and only reads
 /// it). The docstrings start with the signature `inspect.signature` reads.
-struct Methods([ffi::PyMethodDef; 3]);
+struct Methods([ffi::PyMethodDef; 5]);
 
 // SAFETY: the table is never written; its pointers are to static strings and functions.
 unsafe impl Sync for Methods {}
@@ -203,6 +262,18 @@ static METHODS: Methods = Methods([
         ml_flags: FLAGS,
         ml_doc: c"count($self, text, *, allowed_special=(), disallowed_special='all')\n--\n\n``len(encode(text, ...))`` without building the list.\n\n(`Encoding.count` bound in Rust; any call this path does not take goes to the class method.)".as_ptr(),
     },
+    ffi::PyMethodDef {
+        ml_name: c"decode".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: decode_call },
+        ml_flags: FLAGS,
+        ml_doc: c"decode($self, tokens, errors='replace')\n--\n\nDecodes to text; invalid UTF-8 is handled by ``errors`` (lossy by default, as tiktoken).\n\n(`Encoding.decode` bound in Rust; any call this path does not take goes to the class method.)".as_ptr(),
+    },
+    ffi::PyMethodDef {
+        ml_name: c"decode_bytes".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: decode_bytes_call },
+        ml_flags: FLAGS,
+        ml_doc: c"decode_bytes($self, tokens)\n--\n\nThe bytes of a token sequence; an unknown id raises ``KeyError``.\n\n(`Encoding.decode_bytes` bound in Rust; any call this path does not take goes to the class method.)".as_ptr(),
+    },
 ]);
 
 #[pymethods]
@@ -212,14 +283,11 @@ impl EncodingCalls {
         EncodingCalls { core, owner: Mutex::new(Some(owner)) }
     }
 
-    /// The bound call `name` (`"encode"`, `"encode_to_numpy"` or `"count"`): a builtin function
-    /// whose `__self__` is this object.
+    /// The bound call `name` (`"encode"`, `"encode_to_numpy"`, `"count"`, `"decode"` or
+    /// `"decode_bytes"`): a builtin function whose `__self__` is this object.
     fn method<'py>(slf: &Bound<'py, Self>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        let which = match name {
-            "encode" => Call::Encode,
-            "encode_to_numpy" => Call::Numpy,
-            "count" => Call::Count,
-            _ => return Err(pyo3::exceptions::PyValueError::new_err(format!("no bound call {name:?}"))),
+        let Some(&(_, which)) = Call::ALL.iter().find(|(n, _)| *n == name) else {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("no bound call {name:?}")));
         };
         let def = &METHODS.0[which as usize] as *const ffi::PyMethodDef as *mut ffi::PyMethodDef;
         // SAFETY: `def` is static and never written (CPython only reads it); `slf` is a live

@@ -17,8 +17,38 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::critical_section::with_critical_section;
 use pyo3::types::{PyInt, PyList, PyString, PyTuple};
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Sequences of fewer ids than this are decoded with the GIL held (releasing and re-taking it
+/// costs more than copying their bytes).
+const HOLD_GIL_BELOW_IDS: usize = 1024;
+
+/// One `Encoding.decode_bytes` (`errors` `None`) or `Encoding.decode` call: the bytes, or the text
+/// decoded by CPython's UTF-8 decoder with the `errors` handler; `None` where the general path
+/// must decide (not an exact list or tuple of `int`s in range, or an unknown id: it raises).
+pub fn decode_one<'py>(core: &CoreBpe, seq: &Bound<'py, PyAny>, errors: Option<&CStr>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = seq.py();
+    let Some(ids) = ids(seq) else { return Ok(None) };
+    let decoded = if ids.len() < HOLD_GIL_BELOW_IDS {
+        catch_unwind(AssertUnwindSafe(|| core.decode_bytes(&ids)))
+    } else {
+        py.detach(|| catch_unwind(AssertUnwindSafe(|| core.decode_bytes(&ids))))
+    };
+    let bytes = match decoded {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => return Ok(None),
+        Err(p) => return Err(super::panic_err(py, p)),
+    };
+    let Some(errors) = errors else {
+        return Ok(Some(pyo3::types::PyBytes::new(py, &bytes).into_any()));
+    };
+    // SAFETY: `bytes` is a live buffer of `bytes.len()` bytes and `errors` a NUL-terminated
+    // string; the result is a new reference or null with the decoder's exception set.
+    let s = unsafe { ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), bytes.len() as ffi::Py_ssize_t, errors.as_ptr()) };
+    // SAFETY: as above; a null becomes the pending exception.
+    Ok(Some(unsafe { Bound::from_owned_ptr_or_err(py, s)? }))
+}
 
 /// The items of an exact list or tuple (`None` for anything else).
 fn items<'py>(obj: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {

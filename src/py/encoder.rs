@@ -133,6 +133,12 @@ impl CoreBPE {
         Ok(ids_array(py, ids))
     }
 
+    /// One `decode_bytes` (`errors` `None`) or `decode` call from Python, or `None` for the
+    /// general path (see [`super::decode::decode_one`]).
+    pub(super) fn decode_call<'py>(&self, seq: &Bound<'py, PyAny>, errors: Option<&std::ffi::CStr>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        super::decode::decode_one(&self.core, seq, errors)
+    }
+
     /// One `count` call from Python.
     pub(super) fn count_call(&self, py: Python<'_>, text: &Bound<'_, PyAny>, policy: Policy) -> PyResult<usize> {
         let text = text_arg(text)?;

@@ -3,7 +3,7 @@
 The arrays must be what the list paths give, as fresh, writable, C-contiguous ``uint32`` (ids) and
 ``int64`` (offsets) arrays, on both sides of the copy / hand-over threshold (src/py/encoder.rs
 ``COPY_IDS_BELOW``) and of the parallel-chunk threshold; a flat batch fails as the general path
-does. ``encode``, ``encode_to_numpy`` and ``count`` are bound on each instance to
+does. ``encode``, ``encode_to_numpy`` and ``count`` (and ``decode``, ``decode_bytes``) are bound on each instance to
 ``_core.EncodingCalls``: every call it does not take (other arguments, bad signatures) must reach
 ``Encoding``'s own method, and the binding must not keep an encoding alive.
 """
@@ -141,6 +141,36 @@ def test_bound_methods_fall_back_to_the_class_method(enc: bpekit.Encoding, metho
     ]  # fmt: skip
     for args, kwargs in calls:
         assert outcome(bound, *args, **kwargs) == outcome(cls, enc, *args, **kwargs), (args, kwargs)
+
+
+class IntLike(int):
+    pass
+
+
+@pytest.mark.parametrize("method", ["decode", "decode_bytes"])
+def test_bound_decodes_answer_as_the_class_method(enc: bpekit.Encoding, method: str) -> None:
+    """The bound decode calls take exact lists and tuples of ints (both sides of the GIL
+    threshold, src/py/decode.rs) and every `errors` handler; anything else goes to the class
+    method: both give the same result or the same error."""
+    bound, cls = getattr(enc, method), getattr(bpekit.Encoding, method)
+    assert type(bound.__self__) is bpekit._core.EncodingCalls
+    the, e_acute, c3, a9 = 258, 261, 0xC3, 0xA9
+    seqs = [
+        [], [the], (the, 32, the), [c3], [c3, a9, e_acute], [a9, 255, 0x80], [300, the, 302], [the] * 5000,
+        [0xC3] * 3000, [1 << 40], [-1], [2**32], [2**32 - 1], [99_999], ["x"], [1.0], [IntLike(5)], [True],
+        "abc", b"abc", None, 5, np.array([the], dtype=np.uint32), range(3), [[the]],
+    ]  # fmt: skip
+    calls: list[tuple[tuple, dict]] = [((seq,), {}) for seq in seqs]
+    if method == "decode":
+        for seq in ([c3, the], [a9], [the], (the,)):
+            for errors in ("strict", "replace", "ignore", "backslashreplace", "surrogateescape", "nope", "a\0b", 5, None):
+                calls += [((seq, errors), {}), ((seq,), {"errors": errors})]
+        calls += [((), {"tokens": [the]}), (([the],), {"errors": "strict", "x": 1}), (([the], "strict", 3), {})]
+    else:
+        calls += [((), {"tokens": [the]}), (([the],), {"errors": "strict"}), (([the], "strict"), {})]
+    for args, kwargs in calls:
+        assert outcome(bound, *args, **kwargs) == outcome(cls, enc, *args, **kwargs), (args, kwargs)
+    assert outcome(bound, iter([the, 32])) == outcome(cls, enc, iter([the, 32])) == ("ok", cls(enc, [the, 32]))
 
 
 def test_subclass_overrides_are_kept() -> None:
