@@ -16,7 +16,8 @@ chunks): compare rows of one run. ``--scaling`` times, for the same corpora, the
 1-thread per-document loop (lists, numpy) and of the 1- and 2-thread batches (lists, flat numpy),
 cold caches, interleaved, best of ``--rounds``: the 2-thread batch / 1-thread loop ratio (same
 output) is issue #3's figure, meaningful only on free cores (see src/PERFORMANCE.md, "Batches,
-fifth round", for a way to shield a short measurement from the load).
+fifth round", for a way to shield a short measurement from the load). ``--api`` times every
+public call on a ~200-byte paragraph beside tiktoken's (best of ``--repeat`` x ``--number``/10).
 
     PYTHONPATH=python BPEKIT_DATA_DIR=../shared/data/ranks python benches/call_overhead.py
 """
@@ -120,6 +121,41 @@ def scaling(enc: bpekit.Encoding, name: str, rounds: int) -> None:
         print(f"| {corpus} | {' | '.join(cells)} |")
 
 
+# The public calls ``--api`` times, each as a statement over ``e`` (the encoding), ``p`` (an
+# English paragraph of ~200 bytes) and ``ids`` (its ids).
+API = [
+    "e.encode(p)", "e.encode_ordinary(p)", "e.encode(p, disallowed_special=())", "e.encode(p, allowed_special='all')",
+    "e.encode(p, allowed_special={'<|endoftext|>'})", "e.encode_to_numpy(p)", "e.encode_batch([p] * 4)",
+    "e.decode(ids)", "e.decode_bytes(ids)", "e.decode_batch([ids] * 4)", "e.decode_tokens_bytes(ids)",
+    "e.decode_with_offsets(ids)", "e.decode_single_token_bytes(1000)", "e.encode_single_token(b'hello')",
+    "e.encode_single_token('hello')", "e.n_vocab", "e.is_special_token(1000)",
+]  # fmt: skip
+
+
+def api(name: str, number: int, repeat: int) -> None:
+    """µs per call of each public call in ``API``, bpekit and tiktoken (if installed) side by side."""
+    import timeit
+
+    from harness.local import setup_env
+
+    setup_env()
+    libs = {"bpekit": bpekit.get_encoding(name)}
+    try:
+        import tiktoken
+
+        libs["tiktoken"] = tiktoken.get_encoding(name)
+    except ImportError:
+        pass
+    para = texts()["200 B"]
+    ids = libs["bpekit"].encode(para)
+    print(f"{name}: µs per call (best of {repeat} x {number}), a {len(para.encode())}-byte paragraph, {len(ids)} ids")
+    print(f"| call | {' | '.join(libs)} | x |\n|---|{'---|' * len(libs)}---|")
+    for stmt in API:
+        times = [min(timeit.repeat(stmt, globals={"e": e, "p": para, "ids": ids}, number=number, repeat=repeat)) / number * 1e6 for e in libs.values()]
+        ratio = f"{times[1] / times[0]:.2f}x" if len(times) == 2 else ""
+        print(f"| `{stmt}` | {' | '.join(f'{t:.3f}' for t in times)} | {ratio} |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--encoding", default="o200k_base")
@@ -129,7 +165,11 @@ def main() -> int:
     ap.add_argument("--scaling", action="store_true", help="only the 1- vs 2-thread wall times (see above)")
     ap.add_argument("--split", action="store_true", help="only the 2-thread batches' CPU split (see above)")
     ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--api", action="store_true", help="only the public calls against tiktoken's (see API)")
     a = ap.parse_args()
+    if a.api:
+        api(a.encoding, a.number // 10, a.repeat)
+        return 0
     enc = bpekit.get_encoding(a.encoding)
     if a.scaling:
         scaling(enc, a.encoding, a.rounds)

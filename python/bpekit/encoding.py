@@ -35,7 +35,10 @@ _EMPTY_SETS = (set, frozenset)
 _EMPTY_COLLECTIONS = (tuple, list, set, frozenset)
 # The methods an instance binds to ``_core.EncodingCalls`` (no Python frame; any call the core does
 # not take goes back to the method defined here, so results and errors are the same).
-_BOUND_CALLS = ("encode", "encode_to_numpy", "count", "decode", "decode_bytes")
+_BOUND_CALLS = (
+    "encode", "encode_to_numpy", "count", "decode", "decode_bytes", "decode_single_token_bytes", "decode_tokens_bytes",
+    "decode_with_offsets", "encode_single_token",
+)
 # The core's batch arguments (allowed specials, refuse) of each policy: [] none, None all.
 _BATCH_ARGS: dict[int, tuple[list[str] | None, bool]] = {
     _REFUSE: ([], True), _ALLOW_ALL: (None, False), _ORDINARY: ([], False)

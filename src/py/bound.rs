@@ -19,6 +19,7 @@
 //! round".
 
 use super::calls::Policy;
+use super::decode;
 use super::encoder::CoreBPE;
 use super::panic_err;
 use pyo3::ffi;
@@ -39,30 +40,6 @@ pub struct EncodingCalls {
     /// `__traverse__` / `__clear__`. (A mutex, not a mutable class: the fast path then skips
     /// PyO3's borrow flag; only the slow path locks.)
     owner: Mutex<Option<Py<PyAny>>>,
-}
-
-/// The calls [`EncodingCalls::method`] binds, in the order of [`METHODS`].
-#[derive(Clone, Copy)]
-enum Call {
-    Encode,
-    Numpy,
-    Count,
-    Decode,
-    DecodeBytes,
-}
-
-impl Call {
-    const ALL: [(&'static str, Call); 5] = [
-        ("encode", Call::Encode),
-        ("encode_to_numpy", Call::Numpy),
-        ("count", Call::Count),
-        ("decode", Call::Decode),
-        ("decode_bytes", Call::DecodeBytes),
-    ];
-
-    fn name(self) -> &'static str {
-        Call::ALL[self as usize].0
-    }
 }
 
 /// The arguments of one call as CPython passes them to a `METH_FASTCALL | METH_KEYWORDS` function:
@@ -147,12 +124,16 @@ impl EncodingCalls {
                     _ => core.count_call(py, &text, policy)?.into_pyobject(py)?.into_any(),
                 }))
             }
-            Call::DecodeBytes if args.positional == 1 && args.keywords() == 0 => core.decode_call(&args.value(py, 0), None),
-            Call::DecodeBytes => Ok(None),
             Call::Decode => match errors_arg(py, args)? {
-                Some(errors) => core.decode_call(&args.value(py, 0), Some(&errors)),
+                Some(errors) => decode::decode_one(core.core(), &args.value(py, 0), Some(&errors)),
                 None => Ok(None),
             },
+            _ if args.positional != 1 || args.keywords() != 0 => Ok(None),
+            Call::DecodeBytes => decode::decode_one(core.core(), &args.value(py, 0), None),
+            Call::DecodeSingle => Ok(decode::single_token_bytes(core.core(), &args.value(py, 0))),
+            Call::DecodeTokens => decode::tokens_bytes(core.core(), &args.value(py, 0)),
+            Call::DecodeOffsets => decode::decode_with_offsets(core.core(), &args.value(py, 0)),
+            Call::EncodeSingle => Ok(decode::single_token_rank(core.core(), &args.value(py, 0))),
         }
     }
 
@@ -209,72 +190,69 @@ unsafe fn vectorcall(which: Call, slf: *mut ffi::PyObject, args: *const *mut ffi
     std::ptr::null_mut()
 }
 
-unsafe extern "C" fn encode_call(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: called by CPython as a `METH_FASTCALL | METH_KEYWORDS` function (see `vectorcall`).
-    unsafe { vectorcall(Call::Encode, slf, args, nargs, kwnames) }
+/// The calls [`EncodingCalls::method`] binds: for each, its `Call`, its name, the builtin CPython
+/// calls and its docstring (which starts with the signature `inspect.signature` reads). The
+/// builtins and their method table (CPython keeps a pointer to each entry and only reads it) are
+/// generated from this list.
+macro_rules! bound_calls {
+    ($($call:ident $name:literal $cname:literal $func:ident $doc:literal;)*) => {
+        #[derive(Clone, Copy)]
+        enum Call {
+            $($call,)*
+        }
+
+        impl Call {
+            const ALL: &[(&str, Call)] = &[$(($name, Call::$call),)*];
+
+            fn name(self) -> &'static str {
+                Call::ALL[self as usize].0
+            }
+        }
+
+        $(
+            unsafe extern "C" fn $func(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+                // SAFETY: called by CPython as a `METH_FASTCALL | METH_KEYWORDS` function.
+                unsafe { vectorcall(Call::$call, slf, args, nargs, kwnames) }
+            }
+        )*
+
+        static METHODS: Methods = Methods(&[$(
+            ffi::PyMethodDef {
+                ml_name: $cname.as_ptr(),
+                ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: $func },
+                ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
+                ml_doc: $doc.as_ptr(),
+            },
+        )*]);
+    };
 }
 
-unsafe extern "C" fn numpy_call(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: as `encode_call`.
-    unsafe { vectorcall(Call::Numpy, slf, args, nargs, kwnames) }
-}
-
-unsafe extern "C" fn count_call(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: as `encode_call`.
-    unsafe { vectorcall(Call::Count, slf, args, nargs, kwnames) }
-}
-
-unsafe extern "C" fn decode_call(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: as `encode_call`.
-    unsafe { vectorcall(Call::Decode, slf, args, nargs, kwnames) }
-}
-
-unsafe extern "C" fn decode_bytes_call(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: as `encode_call`.
-    unsafe { vectorcall(Call::DecodeBytes, slf, args, nargs, kwnames) }
-}
-
-/// The method table of the bound builtins (CPython keeps a pointer to each entry and only reads
-/// it). The docstrings start with the signature `inspect.signature` reads.
-struct Methods([ffi::PyMethodDef; 5]);
+/// The method table of the bound builtins, in the order of `Call`.
+struct Methods(&'static [ffi::PyMethodDef]);
 
 // SAFETY: the table is never written; its pointers are to static strings and functions.
 unsafe impl Sync for Methods {}
 
-const FLAGS: std::os::raw::c_int = ffi::METH_FASTCALL | ffi::METH_KEYWORDS;
-
-static METHODS: Methods = Methods([
-    ffi::PyMethodDef {
-        ml_name: c"encode".as_ptr(),
-        ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: encode_call },
-        ml_flags: FLAGS,
-        ml_doc: c"encode($self, text, *, allowed_special=(), disallowed_special='all')\n--\n\nEncodes text; special tokens are refused unless allowed (tiktoken's policy).\n\n(`Encoding.encode` bound in Rust; any call this path does not take goes to the class method.)".as_ptr(),
-    },
-    ffi::PyMethodDef {
-        ml_name: c"encode_to_numpy".as_ptr(),
-        ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: numpy_call },
-        ml_flags: FLAGS,
-        ml_doc: c"encode_to_numpy($self, text, *, allowed_special=(), disallowed_special='all')\n--\n\nAs `encode`, as a ``uint32`` numpy array (no intermediate list).\n\n(`Encoding.encode_to_numpy` bound in Rust; any call this path does not take goes to the class method.)".as_ptr(),
-    },
-    ffi::PyMethodDef {
-        ml_name: c"count".as_ptr(),
-        ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: count_call },
-        ml_flags: FLAGS,
-        ml_doc: c"count($self, text, *, allowed_special=(), disallowed_special='all')\n--\n\n``len(encode(text, ...))`` without building the list.\n\n(`Encoding.count` bound in Rust; any call this path does not take goes to the class method.)".as_ptr(),
-    },
-    ffi::PyMethodDef {
-        ml_name: c"decode".as_ptr(),
-        ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: decode_call },
-        ml_flags: FLAGS,
-        ml_doc: c"decode($self, tokens, errors='replace')\n--\n\nDecodes to text; invalid UTF-8 is handled by ``errors`` (lossy by default, as tiktoken).\n\n(`Encoding.decode` bound in Rust; any call this path does not take goes to the class method.)".as_ptr(),
-    },
-    ffi::PyMethodDef {
-        ml_name: c"decode_bytes".as_ptr(),
-        ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: decode_bytes_call },
-        ml_flags: FLAGS,
-        ml_doc: c"decode_bytes($self, tokens)\n--\n\nThe bytes of a token sequence; an unknown id raises ``KeyError``.\n\n(`Encoding.decode_bytes` bound in Rust; any call this path does not take goes to the class method.)".as_ptr(),
-    },
-]);
+bound_calls! {
+    Encode "encode" c"encode" encode_call
+        c"encode($self, text, *, allowed_special=(), disallowed_special='all')\n--\n\nEncodes text; special tokens are refused unless allowed (tiktoken's policy).\n\n(`Encoding.encode` bound in Rust; any call this path does not take goes to the class method.)";
+    Numpy "encode_to_numpy" c"encode_to_numpy" numpy_call
+        c"encode_to_numpy($self, text, *, allowed_special=(), disallowed_special='all')\n--\n\nAs `encode`, as a ``uint32`` numpy array (no intermediate list).\n\n(`Encoding.encode_to_numpy` bound in Rust; any call this path does not take goes to the class method.)";
+    Count "count" c"count" count_call
+        c"count($self, text, *, allowed_special=(), disallowed_special='all')\n--\n\n``len(encode(text, ...))`` without building the list.\n\n(`Encoding.count` bound in Rust; any call this path does not take goes to the class method.)";
+    Decode "decode" c"decode" decode_call
+        c"decode($self, tokens, errors='replace')\n--\n\nDecodes to text; invalid UTF-8 is handled by ``errors`` (lossy by default, as tiktoken).\n\n(`Encoding.decode` bound in Rust; any call this path does not take goes to the class method.)";
+    DecodeBytes "decode_bytes" c"decode_bytes" decode_bytes_call
+        c"decode_bytes($self, tokens)\n--\n\nThe bytes of a token sequence; an unknown id raises ``KeyError``.\n\n(`Encoding.decode_bytes` bound in Rust; any call this path does not take goes to the class method.)";
+    DecodeSingle "decode_single_token_bytes" c"decode_single_token_bytes" decode_single_call
+        c"decode_single_token_bytes($self, token)\n--\n\nThe bytes of one token (ordinary or special).\n\n(`Encoding.decode_single_token_bytes` bound in Rust; any call this path does not take goes to the class method.)";
+    DecodeTokens "decode_tokens_bytes" c"decode_tokens_bytes" decode_tokens_call
+        c"decode_tokens_bytes($self, tokens)\n--\n\nThe bytes of each token.\n\n(`Encoding.decode_tokens_bytes` bound in Rust; any call this path does not take goes to the class method.)";
+    DecodeOffsets "decode_with_offsets" c"decode_with_offsets" decode_offsets_call
+        c"decode_with_offsets($self, tokens)\n--\n\nThe text and the character offset at which each token starts (strict UTF-8).\n\n(`Encoding.decode_with_offsets` bound in Rust; any call this path does not take goes to the class method.)";
+    EncodeSingle "encode_single_token" c"encode_single_token" encode_single_call
+        c"encode_single_token($self, text_or_bytes)\n--\n\nThe id of one whole token (ordinary bytes or a special token's text); ``KeyError`` if none.\n\n(`Encoding.encode_single_token` bound in Rust; any call this path does not take goes to the class method.)";
+}
 
 #[pymethods]
 impl EncodingCalls {
@@ -283,8 +261,8 @@ impl EncodingCalls {
         EncodingCalls { core, owner: Mutex::new(Some(owner)) }
     }
 
-    /// The bound call `name` (`"encode"`, `"encode_to_numpy"`, `"count"`, `"decode"` or
-    /// `"decode_bytes"`): a builtin function whose `__self__` is this object.
+    /// The bound call `name` (one of `Call::ALL`): a builtin function whose `__self__` is this
+    /// object.
     fn method<'py>(slf: &Bound<'py, Self>, name: &str) -> PyResult<Bound<'py, PyAny>> {
         let Some(&(_, which)) = Call::ALL.iter().find(|(n, _)| *n == name) else {
             return Err(pyo3::exceptions::PyValueError::new_err(format!("no bound call {name:?}")));

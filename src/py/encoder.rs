@@ -133,10 +133,9 @@ impl CoreBPE {
         Ok(ids_array(py, ids))
     }
 
-    /// One `decode_bytes` (`errors` `None`) or `decode` call from Python, or `None` for the
-    /// general path (see [`super::decode::decode_one`]).
-    pub(super) fn decode_call<'py>(&self, seq: &Bound<'py, PyAny>, errors: Option<&std::ffi::CStr>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        super::decode::decode_one(&self.core, seq, errors)
+    /// The encoder (for the bound calls of `bound.rs`).
+    pub(super) fn core(&self) -> &CoreBpe {
+        &self.core
     }
 
     /// One `count` call from Python.
@@ -357,9 +356,10 @@ impl CoreBPE {
 
     #[pyo3(signature = (batch, num_threads = 0))]
     fn decode_bytes_batch<'py>(&self, py: Python<'py>, batch: Vec<Vec<Rank>>, num_threads: usize) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-        let out: Vec<Vec<u8>> = run(py, || {
-            parallel::map(&batch, num_threads, |t| self.core.decode_bytes(t)).into_iter().collect()
-        })?;
+        let out = match super::decode::decode_all(py, &self.core, &batch, num_threads) {
+            Ok(r) => r.map_err(|e| to_py_err(py, e))?,
+            Err(p) => return Err(super::panic_err(py, p)),
+        };
         Ok(out.iter().map(|b| PyBytes::new(py, b)).collect())
     }
 

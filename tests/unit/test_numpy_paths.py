@@ -147,7 +147,10 @@ class IntLike(int):
     pass
 
 
-@pytest.mark.parametrize("method", ["decode", "decode_bytes"])
+DECODE_CALLS = ["decode", "decode_bytes", "decode_tokens_bytes", "decode_with_offsets"]
+
+
+@pytest.mark.parametrize("method", DECODE_CALLS)
 def test_bound_decodes_answer_as_the_class_method(enc: bpekit.Encoding, method: str) -> None:
     """The bound decode calls take exact lists and tuples of ints (both sides of the GIL
     threshold, src/py/decode.rs) and every `errors` handler; anything else goes to the class
@@ -156,9 +159,9 @@ def test_bound_decodes_answer_as_the_class_method(enc: bpekit.Encoding, method: 
     assert type(bound.__self__) is bpekit._core.EncodingCalls
     the, e_acute, c3, a9 = 258, 261, 0xC3, 0xA9
     seqs = [
-        [], [the], (the, 32, the), [c3], [c3, a9, e_acute], [a9, 255, 0x80], [300, the, 302], [the] * 5000,
-        [0xC3] * 3000, [1 << 40], [-1], [2**32], [2**32 - 1], [99_999], ["x"], [1.0], [IntLike(5)], [True],
-        "abc", b"abc", None, 5, np.array([the], dtype=np.uint32), range(3), [[the]],
+        [], [the], (the, 32, the), [c3], [c3, a9, e_acute], [a9, 255, 0x80], [a9, the], [300, the, 302], [the] * 5000,
+        [0xC3] * 3000, [c3, a9] * 3000, [1 << 40], [-1], [2**32], [2**32 - 1], [99_999], ["x"], [1.0], [IntLike(5)],
+        [True], "abc", b"abc", None, 5, np.array([the], dtype=np.uint32), range(3), [[the]],
     ]  # fmt: skip
     calls: list[tuple[tuple, dict]] = [((seq,), {}) for seq in seqs]
     if method == "decode":
@@ -171,6 +174,23 @@ def test_bound_decodes_answer_as_the_class_method(enc: bpekit.Encoding, method: 
     for args, kwargs in calls:
         assert outcome(bound, *args, **kwargs) == outcome(cls, enc, *args, **kwargs), (args, kwargs)
     assert outcome(bound, iter([the, 32])) == outcome(cls, enc, iter([the, 32])) == ("ok", cls(enc, [the, 32]))
+
+
+def test_bound_single_token_calls_answer_as_the_class_method(enc: bpekit.Encoding) -> None:
+    """`decode_single_token_bytes` and `encode_single_token` bound in Rust: exact ints, bytes and
+    strs that are ordinary tokens; specials, unknown ids and other types reach the class method."""
+    for method, args in [
+        ("decode_single_token_bytes", [0, 255, 258, 261, 300, 302, 301, 99_999, -1, 2**32, 2**32 - 1, 1 << 70, True,
+                                       IntLike(258), 1.0, "1", None]),
+        ("encode_single_token", ["the", b"the", " the", "é", b"\xc3", "\xc3", "<|end|>", "<|fim|>", b"<|end|>", "",
+                                 b"", "\ud800", "thethe", bytearray(b"the"), memoryview(b"the"), 258, None]),
+    ]:  # fmt: skip
+        bound, cls = getattr(enc, method), getattr(bpekit.Encoding, method)
+        assert type(bound.__self__) is bpekit._core.EncodingCalls
+        for a in args:
+            assert outcome(bound, a) == outcome(cls, enc, a), (method, a)
+        for a, kw in [((), {}), ((258, 259), {}), ((), {"token": 258}), ((), {"text_or_bytes": "the"})]:
+            assert outcome(bound, *a, **kw) == outcome(cls, enc, *a, **kw), (method, a, kw)
 
 
 def test_subclass_overrides_are_kept() -> None:
