@@ -60,6 +60,17 @@ def _fast_policy(allowed_special: object, disallowed_special: object) -> int | N
     return None
 
 
+def _only_specials(allowed_special: object, disallowed_special: object) -> list[str] | None:
+    """``allowed_special`` as a list when it is a set or frozenset of strings and
+    ``disallowed_special`` is ``"all"``: the core then matches those (the special ones among them)
+    and refuses every other special token, in the batch's threads (src/py/calls.rs ``Policy::Only``)."""
+    if allowed_special.__class__ not in _EMPTY_SETS or disallowed_special.__class__ is not str:
+        return None
+    if disallowed_special != "all" or any(s.__class__ is not str for s in allowed_special):  # type: ignore[attr-defined]
+        return None
+    return list(allowed_special)  # type: ignore[call-overload]
+
+
 class Encoding:
     """A byte-level BPE encoding: a pre-tokenizer pattern, mergeable ranks and special tokens."""
 
@@ -204,6 +215,8 @@ class Encoding:
         """Encodes many texts in parallel, with :meth:`encode`'s special-token policy."""
         if (policy := _fast_policy(allowed_special, disallowed_special)) is not None:
             return self._core_bpe.encode_batch_lists(text, num_threads, *_BATCH_ARGS[policy])
+        if (only := _only_specials(allowed_special, disallowed_special)) is not None:
+            return self._core_bpe.encode_batch_lists(text, num_threads, only, True)
         texts = _check_batch(text)
         threads = _check_threads(num_threads)
         allowed = self._check_special_batch(texts, allowed_special, disallowed_special)
@@ -223,6 +236,8 @@ class Encoding:
         """
         if (policy := _fast_policy(allowed_special, disallowed_special)) is not None:
             return self._core_bpe.encode_batch_numpy(text, num_threads, *_BATCH_ARGS[policy])
+        if (only := _only_specials(allowed_special, disallowed_special)) is not None:
+            return self._core_bpe.encode_batch_numpy(text, num_threads, only, True)
         texts = _check_batch(text)
         threads = _check_threads(num_threads)
         allowed = self._check_special_batch(texts, allowed_special, disallowed_special)

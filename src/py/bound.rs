@@ -18,7 +18,7 @@
 //! only the calls that go to the Python method build them. Numbers in src/PERFORMANCE.md, "Tenth
 //! round".
 
-use super::calls::Policy;
+use super::calls::{only_set, Policy};
 use super::decode;
 use super::encoder::CoreBPE;
 use super::panic_err;
@@ -70,7 +70,7 @@ impl<'a> Args<'a> {
     /// The policy of a call the fast path takes: one positional argument (the text) and at most
     /// the keywords `allowed_special` / `disallowed_special`, with a recognised policy; `None`
     /// sends the call to the Python method.
-    fn fast_policy(&self, py: Python<'_>) -> PyResult<Option<Policy>> {
+    fn fast_policy(&self, py: Python<'_>, core: &CoreBPE) -> PyResult<Option<Policy>> {
         if self.positional != 1 {
             return Ok(None);
         }
@@ -87,7 +87,8 @@ impl<'a> Args<'a> {
                 return Ok(None);
             }
         }
-        Ok(Policy::of(allowed.as_deref(), disallowed.as_deref()))
+        let (allowed, disallowed) = (allowed.as_deref(), disallowed.as_deref());
+        Ok(Policy::of(allowed, disallowed).or_else(|| core.only_policy(only_set(allowed, disallowed)?)))
     }
 }
 
@@ -116,12 +117,12 @@ impl EncodingCalls {
         let core = self.core.get();
         match which {
             Call::Encode | Call::Numpy | Call::Count => {
-                let Some(policy) = args.fast_policy(py)? else { return Ok(None) };
+                let Some(policy) = args.fast_policy(py, core)? else { return Ok(None) };
                 let text = args.value(py, 0);
                 Ok(Some(match which {
-                    Call::Encode => core.list_call(py, &text, policy)?.into_any(),
-                    Call::Numpy => core.numpy_call(py, &text, policy)?.into_any(),
-                    _ => core.count_call(py, &text, policy)?.into_pyobject(py)?.into_any(),
+                    Call::Encode => core.list_call(py, &text, &policy)?.into_any(),
+                    Call::Numpy => core.numpy_call(py, &text, &policy)?.into_any(),
+                    _ => core.count_call(py, &text, &policy)?.into_pyobject(py)?.into_any(),
                 }))
             }
             Call::Decode => match errors_arg(py, args)? {

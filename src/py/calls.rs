@@ -21,7 +21,7 @@ use std::borrow::Cow;
 pub const HOLD_GIL_BELOW: usize = 2048;
 
 /// The special-token policies that take the fast path (tiktoken's rules, `Encoding.encode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Policy {
     /// The default (`allowed_special` empty, `disallowed_special="all"`): any special token in
     /// the text is an error, none is matched.
@@ -30,6 +30,18 @@ pub enum Policy {
     All,
     /// `allowed_special` empty, `disallowed_special` empty: special-token text is ordinary text.
     Ordinary,
+    /// `allowed_special` a set of strings, `disallowed_special="all"`: the specials named in the
+    /// set are matched, any other special token in the text is an error (strings of the set that
+    /// are not special tokens change nothing, as in tiktoken).
+    Only(Box<Only>),
+}
+
+/// The masks of [`Policy::Only`], indexed as the encoder's special tokens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Only {
+    pub allowed: Vec<bool>,
+    /// `!allowed`: the specials refused.
+    pub refused: Vec<bool>,
 }
 
 impl Policy {
@@ -60,6 +72,14 @@ impl Policy {
         }
         None
     }
+}
+
+/// The set of an `allowed_special` argument that [`Policy::Only`] can take: an exact `set` or
+/// `frozenset` (with `disallowed_special` absent or `"all"`), else `None`.
+pub fn only_set<'a, 'py>(allowed: Option<&'a Bound<'py, PyAny>>, disallowed: Option<&Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
+    let set = allowed?;
+    let is_set = set.is_exact_instance_of::<PySet>() || set.is_exact_instance_of::<PyFrozenSet>();
+    (is_set && disallowed.map_or(true, is_all)).then_some(set)
 }
 
 /// An exact `str` equal to `"all"`.

@@ -90,44 +90,75 @@ impl CoreBPE {
 
     /// The default policy's check: the first special token in `text`, if any, as the failure.
     fn refuse_specials(&self, text: &str) -> Result<(), Fail> {
-        match self.core.specials.find_allowed(text.as_bytes(), 0, &self.every) {
+        self.refuse(text, &self.every)
+    }
+
+    /// The first special token in `text` among those `refused` (a mask), if any, as the failure.
+    fn refuse(&self, text: &str, refused: &[bool]) -> Result<(), Fail> {
+        match self.core.specials.find_allowed(text.as_bytes(), 0, refused) {
             Some(f) => Err(Fail::Special(text[f.start..f.end].to_string())),
             None => Ok(()),
         }
     }
 
     /// The encoder of a batch, appending a text's ids to the buffer it is given (one per chunk
-    /// of texts): `refuse` = the default policy, else the specials in `allowed_special` (`None` =
-    /// all) are matched.
+    /// of texts): the specials in `allowed_special` (`None` = all) are matched, and with `refuse`
+    /// every other special token in a text is its failure (`refuse` with none allowed: the default
+    /// policy; with some: [`Policy::Only`]).
     fn batch_encoder(&self, allowed_special: Option<Vec<String>>, refuse: bool) -> impl Fn(&str, &mut Vec<Rank>) -> Result<(), Fail> + Sync + '_ {
-        let mask = if refuse { Vec::new() } else { self.allowed(allowed_special) };
+        let mask = self.allowed(allowed_special);
+        let ordinary = refuse && !mask.contains(&true);
+        let refused: Vec<bool> = if refuse { mask.iter().map(|a| !a).collect() } else { Vec::new() };
         move |t, out| {
-            if refuse {
+            if ordinary {
                 self.encode_policy_into(t, true, out)
             } else {
+                if refuse {
+                    self.refuse(t, &refused)?;
+                }
                 self.core.encode_into(t, &mask, out).map(drop).map_err(Fail::Core)
             }
         }
     }
 
     /// `encode` under a fast-path policy.
-    pub(super) fn encode_with(&self, text: &str, policy: Policy) -> Result<Vec<Rank>, Fail> {
+    pub(super) fn encode_with(&self, text: &str, policy: &Policy) -> Result<Vec<Rank>, Fail> {
         match policy {
             Policy::Refuse => self.encode_policy(text, true),
             Policy::All => self.encode_policy(text, false),
             Policy::Ordinary => Ok(self.core.encode_ordinary(text)?),
+            Policy::Only(only) => {
+                self.refuse(text, &only.refused)?;
+                Ok(self.core.encode(text, &only.allowed)?.0)
+            }
         }
     }
 
+    /// [`Policy::Only`] for the items of `set` (an exact `set` or `frozenset`): `None` unless every
+    /// item is an exact `str` (the general path decides the rest).
+    pub(super) fn only_policy(&self, set: &Bound<'_, PyAny>) -> Option<Policy> {
+        let n = self.core.specials.tokens.len();
+        let mut allowed = vec![false; n];
+        for item in set.try_iter().ok()? {
+            let item = item.ok()?;
+            let s = item.cast_exact::<PyString>().ok()?;
+            if let Some(&i) = s.to_str().ok().and_then(|s| self.special_index.get(s)) {
+                allowed[i] = true;
+            }
+        }
+        let refused = allowed.iter().map(|a| !a).collect();
+        Some(Policy::Only(Box::new(super::calls::Only { allowed, refused })))
+    }
+
     /// One `encode` call from Python: the argument checked (module `calls`), a list of ints.
-    pub(super) fn list_call<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: Policy) -> PyResult<Bound<'py, PyList>> {
+    pub(super) fn list_call<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: &Policy) -> PyResult<Bound<'py, PyList>> {
         let text = text_arg(text)?;
         let ids = encode_call(py, text.len(), || self.encode_with(&text, policy))?;
         self.ints.list(py, &ids)
     }
 
     /// One `encode_to_numpy` call from Python (see [`ids_array`]).
-    pub(super) fn numpy_call<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: Policy) -> PyResult<Bound<'py, PyArray1<Rank>>> {
+    pub(super) fn numpy_call<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: &Policy) -> PyResult<Bound<'py, PyArray1<Rank>>> {
         let text = text_arg(text)?;
         let ids = encode_call(py, text.len(), || self.encode_with(&text, policy))?;
         Ok(ids_array(py, ids))
@@ -139,7 +170,7 @@ impl CoreBPE {
     }
 
     /// One `count` call from Python.
-    pub(super) fn count_call(&self, py: Python<'_>, text: &Bound<'_, PyAny>, policy: Policy) -> PyResult<usize> {
+    pub(super) fn count_call(&self, py: Python<'_>, text: &Bound<'_, PyAny>, policy: &Policy) -> PyResult<usize> {
         let text = text_arg(text)?;
         encode_call(py, text.len(), || match policy {
             Policy::All => Ok(self.core.count(&text, &self.every)?),
@@ -147,6 +178,10 @@ impl CoreBPE {
             Policy::Refuse => {
                 self.refuse_specials(&text)?;
                 Ok(self.core.count_ordinary(&text)?)
+            }
+            Policy::Only(only) => {
+                self.refuse(&text, &only.refused)?;
+                Ok(self.core.count(&text, &only.allowed)?)
             }
         })
     }
@@ -233,21 +268,22 @@ impl CoreBPE {
 
     /// `Encoding.encode` under a fast-path policy (`Policy::from_code`: 0 refuse, 1 all, 2 ordinary).
     fn encode_str<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: u8) -> PyResult<Bound<'py, PyList>> {
-        self.list_call(py, text, Policy::from_code(policy)?)
+        self.list_call(py, text, &Policy::from_code(policy)?)
     }
 
     /// `Encoding.encode_to_numpy`, policies as `encode_str`.
     fn encode_to_numpy_str<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: u8) -> PyResult<Bound<'py, PyArray1<Rank>>> {
-        self.numpy_call(py, text, Policy::from_code(policy)?)
+        self.numpy_call(py, text, &Policy::from_code(policy)?)
     }
 
     /// `Encoding.count`, policies as `encode_str`.
     fn count_str(&self, py: Python<'_>, text: &Bound<'_, PyAny>, policy: u8) -> PyResult<usize> {
-        self.count_call(py, text, Policy::from_code(policy)?)
+        self.count_call(py, text, &Policy::from_code(policy)?)
     }
 
-    /// `Encoding.encode_batch` / `encode_ordinary_batch`: `refuse` = the default policy, else the
-    /// specials in `allowed_special` (`None` = all) are matched.
+    /// `Encoding.encode_batch` / `encode_ordinary_batch`: the specials in `allowed_special` (`None`
+    /// = all) are matched and, with `refuse`, every other special token is refused (see
+    /// [`CoreBPE::batch_encoder`]).
     #[pyo3(signature = (texts, num_threads, allowed_special, refuse))]
     fn encode_batch_lists<'py>(
         &self,

@@ -87,6 +87,21 @@ PAIRS = {
     "count disallowed=[]": (lambda e, t: e.count(t, disallowed_special=[]),
                             lambda e, t: e.count(t, allowed_special=(), disallowed_special=())),
     "class method": (lambda e, t: e.encode_to_numpy(t), lambda e, t: bpekit.Encoding.encode_to_numpy(e, t)),
+    # a set of allowed specials (``Policy::Only``; the batches' ``_only_specials``) against the
+    # same names as a tuple, which takes the general path
+    "encode set": (lambda e, t: e.encode(t, allowed_special={"<|end|>"}),
+                   lambda e, t: e.encode(t, allowed_special=("<|end|>",))),
+    "encode frozenset of two": (lambda e, t: e.encode(t, allowed_special=frozenset({"<|end|>x", "<|fim|>", "zz"}),
+                                                       disallowed_special="all"),
+                                lambda e, t: e.encode(t, allowed_special=("<|end|>x", "<|fim|>", "zz"))),
+    "encode_to_numpy set": (lambda e, t: e.encode_to_numpy(t, allowed_special={"<|fim|>"}),
+                            lambda e, t: e.encode_to_numpy(t, allowed_special=("<|fim|>",))),
+    "count set": (lambda e, t: e.count(t, allowed_special={"<|end|>", "<|fim|>"}),
+                  lambda e, t: e.count(t, allowed_special=("<|end|>", "<|fim|>"))),
+    "batch of one set": (lambda e, t: e.encode_batch([t], num_threads=2, allowed_special={"<|end|>"})[0],
+                         lambda e, t: e.encode_batch([t], num_threads=2, allowed_special=("<|end|>",))[0]),
+    "numpy batch of one set": (lambda e, t: e.encode_batch_to_numpy([t], allowed_special={"<|fim|>"})[0],
+                               lambda e, t: e.encode_batch_to_numpy([t], allowed_special=("<|fim|>",))[0]),
     "batch of one": (lambda e, t: e.encode_batch([t], num_threads=2)[0],
                      lambda e, t: e.encode_batch([t], num_threads=2, allowed_special=())[0]),
     "numpy batch of one": (lambda e, t: e.encode_batch_to_numpy([t], num_threads=2)[0],
@@ -166,7 +181,17 @@ BATCHES = {
                          lambda e, ts, n: [e.encode(t, allowed_special="all") for t in ts]),
     "encode_ordinary_batch": (lambda e, ts, n: e.encode_ordinary_batch(ts, num_threads=n),
                               lambda e, ts, n: [e.encode_ordinary(t) for t in ts]),
+    "encode_batch set all": (lambda e, ts, n: e.encode_batch(ts, num_threads=n, allowed_special={"<|end|>", "<|fim|>", "<|end|>x"}),
+                             lambda e, ts, n: [e.encode(t, allowed_special="all") for t in ts]),
+    "encode_batch_to_numpy set all": (
+        lambda e, ts, n: flat_lists(e.encode_batch_to_numpy(ts, num_threads=n, allowed_special=frozenset(e.special_tokens_set))),
+        lambda e, ts, n: [e.encode(t, allowed_special="all") for t in ts]),
 }  # fmt: skip
+
+
+def flat_lists(flat_offsets: tuple[np.ndarray, np.ndarray]) -> list[list[int]]:
+    flat, offsets = flat_offsets
+    return [flat[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 0])
@@ -179,6 +204,16 @@ def test_batches_are_in_order(enc: bpekit.Encoding, kind: str, threads: int) -> 
     assert batch(enc, texts, threads) == one_by_one(enc, texts, threads)
     assert batch(enc, tuple(texts[:50]), threads) == one_by_one(enc, texts[:50], threads)
     assert batch(enc, [], threads) == []
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batches_with_a_set_of_allowed_specials(enc: bpekit.Encoding, threads: int) -> None:
+    names = {"<|end|>", "<|end|>x"}
+    texts = [t.replace("<|fim|>", "fim") for t in random_texts(5000, seed=9)]
+    assert len("".join(texts)) > 64 << 10 and sum("<|end|>" in t for t in texts) > 1000
+    want = [enc.encode(t, allowed_special=tuple(names)) for t in texts]  # the general path
+    assert enc.encode_batch(texts, num_threads=threads, allowed_special=names) == want
+    assert flat_lists(enc.encode_batch_to_numpy(texts, num_threads=threads, allowed_special=frozenset(names))) == want
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -195,6 +230,10 @@ def test_batch_errors_match_the_general_path(enc: bpekit.Encoding, threads: int,
         general = outcome(enc.encode_batch, ts, num_threads=threads, allowed_special=())
         assert fast == general
         assert fast[0] == "err"
+        # a set of allowed specials: the first text holding another special is named
+        for names in ({"<|end|>"}, frozenset({"<|fim|>", "x"})):
+            fast = outcome(enc.encode_batch, ts, num_threads=threads, allowed_special=names)
+            assert fast == outcome(enc.encode_batch, ts, num_threads=threads, allowed_special=tuple(names))
     for bad in (-1, 1.5, True, "2"):
         assert outcome(enc.encode_batch, clean, num_threads=bad) == outcome(
             enc.encode_batch, clean, num_threads=bad, allowed_special=())

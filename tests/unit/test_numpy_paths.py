@@ -147,6 +147,28 @@ class IntLike(int):
     pass
 
 
+@pytest.mark.parametrize("method", ["encode", "encode_to_numpy", "count"])
+def test_bound_calls_with_a_set_of_allowed_specials(
+    enc: bpekit.Encoding, method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`allowed_special` a set or frozenset of strings (disallowed "all"): the bound call matches
+    the named specials and refuses the others in Rust; the class method decides in Python. Same
+    ids, same error (the first disallowed special), on random texts full of special tokens."""
+    bound, cls = getattr(enc, method), getattr(bpekit.Encoding, method)
+    allowed_sets = [
+        {"<|end|>"}, frozenset({"<|fim|>"}), {"<|end|>", "<|fim|>"}, {"x"}, {"<|end|>", "x", "<|end"},
+        {"<|end|>", 5}, {"<|end|>", None},
+    ]  # fmt: skip
+    for text in random_texts(300, seed=21) + ["<|end|><|fim|>", "<|fim|><|end|>", "a <|end|>"]:
+        for allowed in allowed_sets:
+            for kwargs in ({"allowed_special": allowed}, {"allowed_special": allowed, "disallowed_special": "all"}):
+                assert outcome(bound, text, **kwargs) == outcome(cls, enc, text, **kwargs), (text, kwargs)
+    # the sets of strings never reach the Python check (the ones with other items do)
+    monkeypatch.setattr(bpekit.Encoding, "_check_special", lambda *a: pytest.fail("took the Python path"))
+    assert outcome(bound, "a <|end|>", allowed_special={"<|end|>", "x"})[0] == "ok"
+    assert outcome(bound, "a <|fim|>", allowed_special=frozenset({"<|end|>"}))[1] is bpekit.errors.DisallowedSpecialError
+
+
 DECODE_CALLS = ["decode", "decode_bytes", "decode_tokens_bytes", "decode_with_offsets"]
 
 
