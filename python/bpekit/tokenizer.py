@@ -136,6 +136,19 @@ class Tokenizer:
         self._built_for: tuple[int, ...] = ()
         self._refresh()
 
+    # What a Tokenizer derives from its stages (the Rust splitter and model, caches): left out of
+    # a pickle and rebuilt after it, so that a pipeline crosses to other processes.
+    _DERIVED = ("_splitter", "_fast", "_pieces", "_built_for", "_decode_built")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in self._DERIVED}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.encoding is None:
+            self._built_for = ()
+            self._refresh()
+
     def _refresh(self) -> None:
         """Rebuilds what depends on the stages when one was replaced (stages are values: replace a
         stage rather than change it in place)."""
@@ -378,6 +391,9 @@ class Tokenizer:
     def decode(self, tokens: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
         """The text of ``tokens``. Pipelines map ids to token strings (added tokens first) and run
         the decoder (or join with spaces when there is none, as Hugging Face does)."""
+        if self.encoding is None and (fast := self._decode_ids()) is not None:
+            if (text := fast.decode(tokens, skip_special_tokens)) is not None:
+                return text  # type: ignore[no-any-return]
         tokens = list(tokens)
         if skip_special_tokens:
             tokens = [t for t in tokens if t not in self._special_id_set()]
@@ -387,6 +403,32 @@ class Tokenizer:
         if self.decoder is None:
             return " ".join(strings)
         return self.decoder.decode(strings)  # type: ignore[no-any-return]
+
+    def _decode_ids(self) -> Any:
+        """For a pipeline whose decoder is exactly ``ByteLevel`` over a model with a
+        ``vocab_r``: every id's bytes in Rust (``decoders.ByteLevel.decode_ids``), rebuilt when
+        the decoder, the model or the added tokens are replaced; else ``None``."""
+        key = (self.decoder, self.model, self.added_tokens)
+        built = getattr(self, "_decode_built", None)
+        if built is not None and all(a is b for a, b in zip(built[0], key, strict=True)):
+            return built[1]
+        table = None
+        vocab_r = getattr(self.model, "vocab_r", None)
+        if type(self.decoder) is decoders.ByteLevel and isinstance(vocab_r, dict):
+            strings = self.added_tokens.strings
+            n = max(max(vocab_r, default=-1), max(strings, default=-1)) + 1
+            if n <= 2 * (len(vocab_r) + len(strings)) + (1 << 20):  # ids not absurdly sparse
+                tokens: list[str | None] = [None] * n
+                for i, t in vocab_r.items():
+                    tokens[i] = t
+                for i, t in strings.items():
+                    tokens[i] = t
+                special = [False] * n
+                for i in self._special_id_set():
+                    special[i] = True
+                table = self.decoder.decode_ids(tokens, special)
+        self._decode_built = (key, table)
+        return table
 
     def _special_id_set(self) -> frozenset[int]:
         if self.encoding is not None:

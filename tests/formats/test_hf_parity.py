@@ -110,3 +110,29 @@ def test_pair_rank_is_not_rank_of_result():
     ranks = {t.encode(): i for t, i in vocab.items()}
     rank_bpe = Encoding("x", pat_str=r"\w+", mergeable_ranks=ranks, special_tokens={})
     assert rank_bpe._encode_single_piece(b"xabc") == [6, 5]
+
+
+@settings(max_examples=EXAMPLES)
+@given(st.lists(st.integers(0, 50276), max_size=40), st.booleans())
+def test_random_ids_decode_like_hugging_face(neox, ids, skip):
+    """Any ids (special ones and partial UTF-8 included) through the ByteLevel decode in Rust
+    (`Tokenizer._decode_ids`): Hugging Face's text, and the Python decoder's."""
+    ours, hf = neox
+    assert ours._decode_ids() is not None  # the fast path is the one under test
+    want = hf.decode(ids, skip_special_tokens=skip)
+    assert ours.decode(ids, skip_special_tokens=skip) == want
+    assert ours.decode(tuple(ids), skip_special_tokens=skip) == want
+    kept = [i for i in ids if not skip or i not in ours._special_id_set()]
+    assert ours.decoder.decode([ours.id_to_token(i) for i in kept]) == want
+
+
+def test_decode_odd_ids_take_the_python_path(neox):
+    ours, _ = neox
+    for bad in ([50277], [10**6], [-1], [2**40], ["x"]):
+        with pytest.raises(Exception) as fast:
+            ours.decode(bad)
+        with pytest.raises(type(fast.value)):
+            ours.decoder.decode([ours.id_to_token(i) for i in bad])
+    np = pytest.importorskip("numpy")
+    want = ours.decoder.decode([ours.id_to_token(i) for i in (510, 187)])
+    assert ours.decode(iter([510, 187])) == ours.decode(np.array([510, 187])) == ours.decode([510, 187]) == want

@@ -14,10 +14,12 @@ import os
 import pickle
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 import bpekit
+from datapaths import DATA
 from hardening.hostile import HOSTILE, benign
 
 SECONDS = float(os.environ.get("BPEKIT_STRESS_SECONDS", "3"))
@@ -109,6 +111,30 @@ def test_pickled_encodings_in_spawned_processes() -> None:
         results = [j.get(timeout=120) for j in jobs]
     for enc, got in zip((registry_enc, custom), results):
         assert got == [enc.encode_ordinary(t) for t in texts], enc.name
+
+
+def _tokenize_in_child(payload: bytes, texts: list[str]) -> tuple[list[list[int]], list[str]]:
+    tok = pickle.loads(payload)
+    ids = [tok.encode(t) for t in texts]
+    return ids, [tok.decode(i) for i in ids]
+
+
+def test_pickled_pipeline_tokenizer_in_a_spawned_process() -> None:
+    """A Hugging Face pipeline (GPT-NeoX's tokenizer.json: Rust splitter and model, ByteLevel
+    decode table) pickles without its derived Rust objects and rebuilds them in the child."""
+    path = Path(DATA) / "hf" / "gpt-neox-20b.tokenizer.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    tok = bpekit.Tokenizer.from_file(path)
+    texts = _texts()[:10] + ["<|endoftext|> é 😀 \u00e9"]
+    want = [tok.encode(t) for t in texts]
+    assert tok.decode(want[0]) == texts[0]  # the decode table is built before pickling
+    again = pickle.loads(pickle.dumps(tok))
+    assert [again.encode(t) for t in texts] == want and again._fast is not None
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        ids, decoded = pool.apply_async(_tokenize_in_child, (pickle.dumps(tok), texts)).get(timeout=120)
+    assert ids == want and decoded == [tok.decode(i) for i in want]
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_harmony"])

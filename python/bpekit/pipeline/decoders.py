@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bpekit import _core
 from bpekit.errors import FormatError
 from bpekit.pipeline.base import (
     ByteLevelOptions,
@@ -18,7 +19,7 @@ from bpekit.pipeline.base import (
     get,
     registry,
 )
-from bpekit.pipeline.byte_level import to_bytes
+from bpekit.pipeline.byte_level import BYTE_TO_CHAR, to_bytes
 
 DECODERS, _register = registry("decoder")
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -39,6 +40,11 @@ class ByteLevel(ByteLevelOptions, Decoder):
     def decode_chain(self, tokens: list[str]) -> list[str]:
         data = b"".join(b if (b := to_bytes(t)) is not None else t.encode("utf-8") for t in tokens)
         return [data.decode("utf-8", "replace")]
+
+    def decode_ids(self, tokens: list[str | None], special: list[bool]) -> _core.ByteLevelIds:
+        """The same decoding for every id at once (``tokens[id]``, ``None`` where no token):
+        ``decode(ids, skip)`` gives ``decode_chain``'s text in one Rust call (src/py/decode.rs)."""
+        return _core.ByteLevelIds(tokens, special, list(BYTE_TO_CHAR))
 
 
 @_register
