@@ -345,15 +345,21 @@ class Tokenizer:
 
     def _encode_pipeline(self, text: str, match_added: bool) -> list[int]:
         self._refresh()
-        if self._fast is not None:
-            return encode_texts(self._fast, self._segments, [text], match_added, 1)[0]
+        if self._fast is not None:  # one text: each model segment in one Rust call, no batch plan
+            ids: list[int] = []
+            for part, tid, _ in self._segments(text, match_added):
+                if tid is None:
+                    ids.extend(self._fast.encode(part))
+                else:
+                    ids.append(tid)
+            return ids
         text = _fix_surrogates(text) if _has_surrogates(text) else text
         normalize = self.normalizer.normalize if self.normalizer is not None else None
         if match_added:
             segments = self.added_tokens.split(text, normalize)
         else:
             segments = [(normalize(text) if normalize else text, None, True)]
-        ids: list[int] = []
+        ids = []
         for part, tid, first in segments:
             if tid is not None:
                 ids.append(tid)
