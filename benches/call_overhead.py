@@ -17,7 +17,9 @@ chunks): compare rows of one run. ``--scaling`` times, for the same corpora, the
 cold caches, interleaved, best of ``--rounds``: the 2-thread batch / 1-thread loop ratio (same
 output) is issue #3's figure, meaningful only on free cores (see src/PERFORMANCE.md, "Batches,
 fifth round", for a way to shield a short measurement from the load). ``--api`` times every
-public call on a ~200-byte paragraph beside tiktoken's (best of ``--repeat`` x ``--number``/10).
+public call on a ~200-byte paragraph beside tiktoken's (best of ``--repeat`` x ``--number``/10);
+``--files`` times ``Tokenizer`` loaded from GPT-NeoX's ``tokenizer.json`` and a SentencePiece
+``.model`` beside ``tokenizers`` and ``sentencepiece``.
 
     PYTHONPATH=python BPEKIT_DATA_DIR=../shared/data/ranks python benches/call_overhead.py
 """
@@ -156,6 +158,44 @@ def api(name: str, number: int, repeat: int) -> None:
         print(f"| `{stmt}` | {' | '.join(f'{t:.3f}' for t in times)} | {ratio} |")
 
 
+def files(number: int, repeat: int) -> None:
+    """µs per call of ``Tokenizer`` loaded from a Hugging Face ``tokenizer.json`` (GPT-NeoX) and a
+    SentencePiece ``.model``, beside the library that made the file (if installed)."""
+    import timeit
+
+    from corpora import DATA
+
+    para = "It was a bright cold day in April, and the clocks were striking thirteen. Winston Smith, his chin nuzzled into his breast."
+    cases = []
+    neox = DATA / "hf" / "gpt-neox-20b.tokenizer.json"
+    spm_model = DATA / "spm" / "bpe_multi_bytefb_3000.model"
+    try:
+        import tokenizers
+
+        hf = tokenizers.Tokenizer.from_file(str(neox))
+        cases.append(("gpt-neox-20b tokenizer.json", neox, "tokenizers", lambda t: hf.encode(t).ids, hf.decode))
+    except Exception as e:  # noqa: BLE001 (an optional peer)
+        print(f"tokenizers: not measured ({type(e).__name__}: {e})")
+    try:
+        import sentencepiece
+
+        sp = sentencepiece.SentencePieceProcessor(model_file=str(spm_model))
+        cases.append(("bpe_multi_bytefb_3000.model", spm_model, "sentencepiece", sp.encode, sp.decode))
+    except Exception as e:  # noqa: BLE001
+        print(f"sentencepiece: not measured ({type(e).__name__}: {e})")
+    print(f"µs per call (best of {repeat} x {number}); paragraph: {len(para)} characters")
+    print("| file | call | bpekit | peer | x |\n|---|---|---|---|---|")
+    for label, path, peer, peer_encode, peer_decode in cases:
+        tok = bpekit.Tokenizer.from_file(path)
+        ids = peer_encode(para)
+        assert tok.encode(para) == ids and tok.decode(ids) == peer_decode(ids), label
+        calls = [("encode(paragraph)", tok.encode, peer_encode, para), ("encode('hi')", tok.encode, peer_encode, "hi"),
+                 ("decode(ids)", tok.decode, peer_decode, ids)]  # fmt: skip
+        for name, ours, theirs, arg in calls:
+            t = [min(timeit.repeat(lambda f=f: f(arg), number=number, repeat=repeat)) / number * 1e6 for f in (ours, theirs)]
+            print(f"| {label} ({peer}) | `{name}` | {t[0]:.2f} | {t[1]:.2f} | {t[1] / t[0]:.2f}x |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--encoding", default="o200k_base")
@@ -166,7 +206,11 @@ def main() -> int:
     ap.add_argument("--split", action="store_true", help="only the 2-thread batches' CPU split (see above)")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--api", action="store_true", help="only the public calls against tiktoken's (see API)")
+    ap.add_argument("--files", action="store_true", help="only Tokenizer from tokenizer.json / .model vs their libraries")
     a = ap.parse_args()
+    if a.files:
+        files(a.number // 10, a.repeat)
+        return 0
     if a.api:
         api(a.encoding, a.number // 10, a.repeat)
         return 0

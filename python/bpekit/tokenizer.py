@@ -411,28 +411,15 @@ class Tokenizer:
         return self.decoder.decode(strings)  # type: ignore[no-any-return]
 
     def _decode_ids(self) -> Any:
-        """For a pipeline whose decoder is exactly ``ByteLevel`` over a model with a
-        ``vocab_r``: every id's bytes in Rust (``decoders.ByteLevel.decode_ids``), rebuilt when
-        the decoder, the model or the added tokens are replaced; else ``None``."""
+        """The decoder's table for decoding ids in one Rust call (``decode_table``: ByteLevel and
+        SentencePiece decoders), rebuilt when the decoder, the model or the added tokens are
+        replaced; ``None`` when the decoder has none."""
         key = (self.decoder, self.model, self.added_tokens)
         built = getattr(self, "_decode_built", None)
         if built is not None and all(a is b for a, b in zip(built[0], key, strict=True)):
             return built[1]
-        table = None
-        vocab_r = getattr(self.model, "vocab_r", None)
-        if type(self.decoder) is decoders.ByteLevel and isinstance(vocab_r, dict):
-            strings = self.added_tokens.strings
-            n = max(max(vocab_r, default=-1), max(strings, default=-1)) + 1
-            if n <= 2 * (len(vocab_r) + len(strings)) + (1 << 20):  # ids not absurdly sparse
-                tokens: list[str | None] = [None] * n
-                for i, t in vocab_r.items():
-                    tokens[i] = t
-                for i, t in strings.items():
-                    tokens[i] = t
-                special = [False] * n
-                for i in self._special_id_set():
-                    special[i] = True
-                table = self.decoder.decode_ids(tokens, special)
+        make = getattr(self.decoder, "decode_table", None)
+        table = make(self) if make is not None else None
         self._decode_built = (key, table)
         return table
 

@@ -288,3 +288,146 @@ impl ByteLevelIds {
         Ok(Some(unsafe { Bound::from_owned_ptr_or_err(seq.py(), text)?.cast_into_unchecked() }))
     }
 }
+
+/// What a SentencePiece piece decodes to ([`SentencePieceIds`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SpmKind {
+    /// Its text (`▁` as a space), the first `▁` of the output dropped as the model says.
+    Text,
+    /// Its text exactly (the unknown piece: `unk_surface`).
+    Unknown,
+    /// Nothing (a control piece).
+    Control,
+    /// One byte of a run decoded as UTF-8 together.
+    Byte,
+}
+
+/// SentencePiece's `Decode` of ids for a model without a denormalizer, in one call:
+/// `bpekit.formats.sentencepiece.decoder.decode_pieces`'s rules (that function's notes) over
+/// tables made once per model: each piece's kind, text (or byte) and whether it starts with `▁`.
+///
+/// Performance note: the Python decoder walks a piece name per id through a dictionary; 26 µs for
+/// a 30-id paragraph of a 3,000-piece model, where `sentencepiece` takes 3.2 µs
+/// (src/PERFORMANCE.md, "Tenth round").
+#[pyclass(frozen, module = "bpekit._core")]
+pub struct SentencePieceIds {
+    text: Vec<u8>,
+    spans: Vec<(u32, u32)>,
+    kind: Vec<SpmKind>,
+    lead_space: Vec<bool>,
+    special: Vec<bool>,
+    /// Drop the first `▁` of the output (`add_dummy_prefix` or `remove_extra_whitespaces`).
+    strip_first: bool,
+    /// Keep dropping leading `▁`s while nothing is written (`remove_extra_whitespaces`).
+    strip_all: bool,
+}
+
+#[pymethods]
+impl SentencePieceIds {
+    /// `pieces[id]`: (piece string, kind: 0 text, 1 unknown, 2 control, 3 byte); `special[id]`:
+    /// dropped by `skip_special_tokens`.
+    #[new]
+    fn new(pieces: Vec<(String, u8)>, special: Vec<bool>, unk_surface: String, strip_first: bool, strip_all: bool) -> PyResult<Self> {
+        if special.len() != pieces.len() || pieces.len() >= u32::MAX as usize {
+            return Err(pyo3::exceptions::PyValueError::new_err("SentencePieceIds: one flag per piece expected"));
+        }
+        let (mut text, mut spans, mut kind, mut lead_space) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (piece, k) in &pieces {
+            let start = text.len();
+            let k = match k {
+                0 => {
+                    text.extend_from_slice(piece.replace('\u{2581}', " ").as_bytes());
+                    SpmKind::Text
+                }
+                1 => {
+                    text.extend_from_slice(unk_surface.as_bytes());
+                    SpmKind::Unknown
+                }
+                2 => SpmKind::Control,
+                3 => {
+                    let hex = piece.strip_prefix("<0x").and_then(|h| h.strip_suffix('>')).filter(|h| h.len() == 2);
+                    let byte = hex.and_then(|h| u8::from_str_radix(h, 16).ok());
+                    let Some(b) = byte else {
+                        return Err(pyo3::exceptions::PyValueError::new_err(format!("SentencePieceIds: byte piece {piece:?}")));
+                    };
+                    text.push(b);
+                    SpmKind::Byte
+                }
+                _ => return Err(pyo3::exceptions::PyValueError::new_err("SentencePieceIds: kind must be 0 to 3")),
+            };
+            let (Ok(s), Ok(e)) = (u32::try_from(start), u32::try_from(text.len())) else {
+                return Err(pyo3::exceptions::PyValueError::new_err("SentencePieceIds: pieces longer than 4 GiB in all"));
+            };
+            spans.push((s, e));
+            kind.push(k);
+            lead_space.push(piece.starts_with('\u{2581}'));
+        }
+        Ok(SentencePieceIds { text, spans, kind, lead_space, special, strip_first, strip_all })
+    }
+
+    /// The text of `seq` (an exact list or tuple of exact ints), special ids dropped if `skip`;
+    /// `None` for anything else or an id out of range (the Python path raises).
+    fn decode<'py>(&self, seq: &Bound<'py, PyAny>, skip: bool) -> PyResult<Option<Bound<'py, PyString>>> {
+        let Some(ids) = ids(seq) else { return Ok(None) };
+        let (mut out, mut run) = (Vec::with_capacity(ids.len() * 4), Vec::new());
+        let mut at_start = true; // nothing written yet, and no `▁` dropped yet
+        for &t in &ids {
+            let Some(&(s, e)) = self.spans.get(t as usize) else { return Ok(None) };
+            let t = t as usize;
+            if skip && self.special[t] {
+                continue;
+            }
+            let mut piece = &self.text[s as usize..e as usize];
+            match self.kind[t] {
+                SpmKind::Byte => {
+                    run.extend_from_slice(piece);
+                    continue;
+                }
+                _ if !run.is_empty() => {
+                    at_start &= !utf8_or_replacement(&run, &mut out);
+                    run.clear();
+                }
+                _ => {}
+            }
+            match self.kind[t] {
+                SpmKind::Control | SpmKind::Byte => continue,
+                SpmKind::Text if at_start && self.strip_first && self.lead_space[t] => {
+                    piece = &piece[1..]; // the `▁`, written as one space
+                    at_start = self.strip_all;
+                }
+                _ => {}
+            }
+            out.extend_from_slice(piece);
+            at_start &= piece.is_empty();
+        }
+        if !run.is_empty() {
+            utf8_or_replacement(&run, &mut out);
+        }
+        let text = std::str::from_utf8(&out).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        Ok(Some(PyString::new(seq.py(), text)))
+    }
+}
+
+/// Appends `data` as UTF-8 with one U+FFFD for each byte that is not part of a valid character
+/// (SentencePiece's rule for a run of byte pieces); whether anything was written.
+fn utf8_or_replacement(mut data: &[u8], out: &mut Vec<u8>) -> bool {
+    let before = out.len();
+    while !data.is_empty() {
+        match std::str::from_utf8(data) {
+            Ok(s) => {
+                out.extend_from_slice(s.as_bytes());
+                break;
+            }
+            Err(e) => {
+                let valid = e.valid_up_to();
+                out.extend_from_slice(&data[..valid]);
+                let bad = e.error_len().unwrap_or(data.len() - valid);
+                for _ in 0..bad {
+                    out.extend_from_slice("\u{FFFD}".as_bytes());
+                }
+                data = &data[valid + bad..];
+            }
+        }
+    }
+    out.len() > before
+}

@@ -87,6 +87,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encoder::CoreBPE>()?;
     m.add_class::<bound::EncodingCalls>()?;
     m.add_class::<decode::ByteLevelIds>()?;
+    m.add_class::<decode::SentencePieceIds>()?;
     m.add_function(wrap_pyfunction!(encoder::parse_tiktoken_ranks, m)?)?;
     m.add_class::<pairbpe::PairBPE>()?;
     m.add("PAIR_DROP", crate::pairbpe::DROP)?;

@@ -121,3 +121,25 @@ def test_extra_options_match_sentencepiece(path: Path) -> None:
     assert [tok.id_to_piece(i) for i in range(tok.vocab_size)] == [sp.id_to_piece(i) for i in range(tok.vocab_size)]
     for piece in ("<unk>", "<s>", "\u2581the", "no such piece", "<0x41>"):
         assert tok.piece_to_id(piece) == sp.piece_to_id(piece)
+
+
+@pytest.mark.skipif(not MODELS, reason="shared SentencePiece models not found")
+@given(ids=st.lists(st.integers(0, 2999), max_size=24), index=st.integers(0, max(0, len(MODELS) - 1)))
+def test_ids_table_decodes_as_the_python_decoder(ids: list[int], index: int) -> None:
+    """`decoder.ids_table` (Rust, src/py/decode.rs) against `decode_pieces` (Python) on any ids:
+    byte runs that are not UTF-8, control and unknown pieces, leading `▁`s; and through a
+    `Tokenizer` pipeline with `skip_special_tokens`."""
+    from bpekit import Tokenizer
+    from bpekit.formats.sentencepiece.decoder import decode_pieces, ids_table
+
+    model = ours(MODELS[index]).model
+    ids = [i % len(model.pieces) for i in ids]
+    names = [model.pieces[i].piece for i in ids]
+    table = ids_table(model)
+    assert table is not None and model.denormalizer is None
+    assert table.decode(ids, False) == decode_pieces(model, names)
+    tok = Tokenizer.from_file(MODELS[index])
+    assert tok._decode_ids() is not None
+    for skip in (False, True):
+        kept = [i for i in ids if not skip or i not in tok._special_id_set()]
+        assert tok.decode(ids, skip_special_tokens=skip) == decode_pieces(model, [model.pieces[i].piece for i in kept])

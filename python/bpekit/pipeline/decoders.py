@@ -41,9 +41,25 @@ class ByteLevel(ByteLevelOptions, Decoder):
         data = b"".join(b if (b := to_bytes(t)) is not None else t.encode("utf-8") for t in tokens)
         return [data.decode("utf-8", "replace")]
 
-    def decode_ids(self, tokens: list[str | None], special: list[bool]) -> _core.ByteLevelIds:
-        """The same decoding for every id at once (``tokens[id]``, ``None`` where no token):
-        ``decode(ids, skip)`` gives ``decode_chain``'s text in one Rust call (src/py/decode.rs)."""
+    def decode_table(self, tokenizer: Any) -> _core.ByteLevelIds | None:
+        """This decoding for every id of ``tokenizer`` at once (its model's ``vocab_r`` and its
+        added tokens): ``decode(ids, skip_special)`` gives ``decode_chain``'s text in one Rust
+        call (src/py/decode.rs); ``None`` for a model without ``vocab_r`` or absurdly sparse ids."""
+        vocab_r = getattr(tokenizer.model, "vocab_r", None)
+        if type(self) is not ByteLevel or not isinstance(vocab_r, dict):
+            return None
+        strings = tokenizer.added_tokens.strings
+        n = max(max(vocab_r, default=-1), max(strings, default=-1)) + 1
+        if n > 2 * (len(vocab_r) + len(strings)) + (1 << 20):
+            return None
+        tokens: list[str | None] = [None] * n
+        for i, t in vocab_r.items():
+            tokens[i] = t
+        for i, t in strings.items():
+            tokens[i] = t
+        special = [False] * n
+        for i in tokenizer._special_id_set():
+            special[i] = True
         return _core.ByteLevelIds(tokens, special, list(BYTE_TO_CHAR))
 
 

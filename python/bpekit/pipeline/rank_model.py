@@ -77,3 +77,14 @@ class SentencePieceDecoder:
         from bpekit.formats.sentencepiece.decoder import decode_pieces
 
         return decode_pieces(self.spm.model, tokens)
+
+    def decode_table(self, tokenizer: Any) -> Any:
+        """The model's ids decoded in one Rust call (``decoder.ids_table``), when the tokenizer
+        adds no tokens of its own; else ``None``."""
+        from bpekit.formats.sentencepiece.decoder import ids_table
+
+        if len(tokenizer.added_tokens.strings) or not isinstance(tokenizer.model, SentencePieceStage):
+            return None
+        if tokenizer.model.spm is not self.spm:
+            return None
+        return ids_table(self.spm.model, tokenizer._special_id_set())

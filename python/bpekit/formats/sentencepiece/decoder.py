@@ -9,8 +9,9 @@ has been written yet (with ``remove_extra_whitespaces``). The ``denormalizer_spe
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
+from bpekit import _core
 from bpekit.errors import InvalidTokenError
 from bpekit.formats.sentencepiece.model import BYTE, CONTROL, UNKNOWN, SentencePieceModel
 from bpekit.formats.sentencepiece.normalizer import SPACE_SYMBOL
@@ -18,8 +19,27 @@ from bpekit.formats.sentencepiece.normalizer import SPACE_SYMBOL
 _BYTE_VALUES = {f"<0x{b:02X}>": b for b in range(256)}
 
 
+def ids_table(model: SentencePieceModel, special: Collection[int] = ()) -> _core.SentencePieceIds | None:
+    """This decoding of ``model``'s ids in one Rust call (``decode(ids, skip)``, ids in
+    ``special`` dropped when ``skip``), or ``None`` for a model with a denormalizer. Made once per
+    model and set of special ids."""
+    if model.denormalizer is not None:
+        return None
+    key = frozenset(special)
+    cached = model.__dict__.setdefault("_decode_tables", {})
+    if key not in cached:
+        kinds = {UNKNOWN: 1, CONTROL: 2, BYTE: 3}
+        pieces = [(p.piece, kinds.get(p.type, 0)) for p in model.pieces]
+        flags = [i in key for i in range(len(pieces))]
+        strip_first = model.add_dummy_prefix or model.remove_extra_whitespaces
+        cached[key] = _core.SentencePieceIds(pieces, flags, model.unk_surface, strip_first, model.remove_extra_whitespaces)
+    return cached[key]  # type: ignore[no-any-return]
+
+
 def decode_ids(model: SentencePieceModel, ids: Iterable[int]) -> str:
     """The text of a list of ids; an id outside the vocabulary raises InvalidTokenError."""
+    if (table := ids_table(model)) is not None and (text := table.decode(ids, False)) is not None:
+        return text  # type: ignore[no-any-return]
     pieces = model.pieces
     names: list[str] = []
     for i in ids:
