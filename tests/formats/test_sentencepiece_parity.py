@@ -143,3 +143,18 @@ def test_ids_table_decodes_as_the_python_decoder(ids: list[int], index: int) -> 
     for skip in (False, True):
         kept = [i for i in ids if not skip or i not in tok._special_id_set()]
         assert tok.decode(ids, skip_special_tokens=skip) == decode_pieces(model, [model.pieces[i].piece for i in kept])
+
+
+@pytest.mark.skipif(not MODELS, reason="shared SentencePiece models not found")
+def test_models_pickle_after_decoding() -> None:
+    """The Rust decode tables sit beside a model, not in it: a model, or a Tokenizer made from it,
+    still pickles after decoding (the table is made again on the other side)."""
+    import pickle
+
+    from bpekit import Tokenizer
+
+    spm, tok = ours(MODELS[0]), Tokenizer.from_file(MODELS[0])
+    ids = spm.encode("hello world, 日本")
+    assert spm.decode(ids) == tok.decode(ids)  # both tables made
+    assert pickle.loads(pickle.dumps(spm)).decode(ids) == spm.decode(ids)
+    assert pickle.loads(pickle.dumps(tok)).decode(ids) == tok.decode(ids)

@@ -9,6 +9,7 @@ has been written yet (with ``remove_extra_whitespaces``). The ``denormalizer_spe
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Collection, Iterable
 
 from bpekit import _core
@@ -17,6 +18,10 @@ from bpekit.formats.sentencepiece.model import BYTE, CONTROL, UNKNOWN, SentenceP
 from bpekit.formats.sentencepiece.normalizer import SPACE_SYMBOL
 
 _BYTE_VALUES = {f"<0x{b:02X}>": b for b in range(256)}
+# The decode tables of each live model (``ids_table``), by set of special ids.
+_TABLES: weakref.WeakKeyDictionary[SentencePieceModel, dict[frozenset[int], _core.SentencePieceIds]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def ids_table(model: SentencePieceModel, special: Collection[int] = ()) -> _core.SentencePieceIds | None:
@@ -26,7 +31,7 @@ def ids_table(model: SentencePieceModel, special: Collection[int] = ()) -> _core
     if model.denormalizer is not None:
         return None
     key = frozenset(special)
-    cached = model.__dict__.setdefault("_decode_tables", {})
+    cached = _TABLES.setdefault(model, {})  # beside the model, not in it: models stay picklable
     if key not in cached:
         kinds = {UNKNOWN: 1, CONTROL: 2, BYTE: 3}
         pieces = [(p.piece, kinds.get(p.type, 0)) for p in model.pieces]
