@@ -1,5 +1,9 @@
-//! `Encoding.decode_batch` in one call: the ids read in Rust, decoded in parallel, each text made by
-//! CPython's own UTF-8 decoder with the caller's `errors` handler.
+//! Decoding in one call: `Encoding.decode_batch` (the ids read in Rust, decoded in parallel, each
+//! text made by CPython's own UTF-8 decoder with the caller's `errors` handler), the bodies of the
+//! bound decode calls of `bound.rs` (`decode`, `decode_bytes`, `decode_single_token_bytes`,
+//! `decode_tokens_bytes`, `decode_with_offsets`, `encode_single_token`), and the per-id tables of
+//! file-loaded tokenizers: [`ByteLevelIds`] (Hugging Face pipelines with a ByteLevel decoder) and
+//! [`SentencePieceIds`] (SentencePiece models).
 //!
 //! Performance note: the Python path copies each sequence (`list(tokens)`), has PyO3 extract the
 //! lists, makes a `bytes` object per text and decodes it in a Python loop. Here a list or tuple of
