@@ -69,6 +69,13 @@ impl<'a> Args<'a> {
         self.values.len() - self.positional
     }
 
+    /// Whether keyword `i` is `name` (keyword names are interned: identity first, a string
+    /// comparison only otherwise).
+    fn name_is(&self, py: Python<'_>, i: usize, name: &Bound<'_, PyString>) -> PyResult<bool> {
+        let k = self.name(py, i);
+        Ok(k.is(name) || k.eq(name)?)
+    }
+
     /// The policy of a call the fast path takes: one positional argument (the text) and at most
     /// the keywords `allowed_special` / `disallowed_special`, with a recognised policy; `None`
     /// sends the call to the Python method.
@@ -79,11 +86,9 @@ impl<'a> Args<'a> {
         let (mut allowed, mut disallowed) = (None, None);
         let (a, d) = (intern!(py, "allowed_special"), intern!(py, "disallowed_special"));
         for i in 0..self.keywords() {
-            let k = self.name(py, i);
-            // keyword names are interned: identity first, a string comparison only otherwise
-            if k.is(a) || k.eq(a)? {
+            if self.name_is(py, i, a)? {
                 allowed = Some(self.value(py, 1 + i));
-            } else if k.is(d) || k.eq(d)? {
+            } else if self.name_is(py, i, d)? {
                 disallowed = Some(self.value(py, 1 + i));
             } else {
                 return Ok(None);
@@ -100,7 +105,7 @@ fn errors_arg(py: Python<'_>, args: &Args<'_>) -> PyResult<Option<Cow<'static, C
     let value = match (args.positional, args.keywords()) {
         (1, 0) => return Ok(Some(Cow::Borrowed(c"replace"))),
         (2, 0) => args.value(py, 1),
-        (1, 1) if args.name(py, 0).is(intern!(py, "errors")) || args.name(py, 0).eq(intern!(py, "errors"))? => args.value(py, 1),
+        (1, 1) if args.name_is(py, 0, intern!(py, "errors"))? => args.value(py, 1),
         _ => return Ok(None),
     };
     let Ok(s) = value.cast_exact::<PyString>() else { return Ok(None) };

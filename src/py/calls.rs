@@ -40,8 +40,15 @@ pub enum Policy {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Only {
     pub allowed: Vec<bool>,
-    /// `!allowed`: the specials refused.
+    /// `!allowed`: the specials refused (kept, not recomputed per text of a batch).
     pub refused: Vec<bool>,
+}
+
+impl Only {
+    pub fn new(allowed: Vec<bool>) -> Only {
+        let refused = allowed.iter().map(|a| !a).collect();
+        Only { allowed, refused }
+    }
 }
 
 impl Policy {

@@ -47,21 +47,38 @@ pub fn decode_one<'py>(core: &CoreBpe, seq: &Bound<'py, PyAny>, errors: Option<&
     let Some(errors) = errors else {
         return Ok(Some(PyBytes::new(py, &bytes).into_any()));
     };
-    // SAFETY: `bytes` is a live buffer of `bytes.len()` bytes and `errors` a NUL-terminated
-    // string; the result is a new reference or null with the decoder's exception set.
-    let s = unsafe { ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), bytes.len() as ffi::Py_ssize_t, errors.as_ptr()) };
-    // SAFETY: as above; a null becomes the pending exception.
-    Ok(Some(unsafe { Bound::from_owned_ptr_or_err(py, s)? }))
+    Ok(Some(utf8_text(py, &bytes, errors)?.into_any()))
+}
+
+/// `bytes.decode("utf-8", errors)` of `data`, by the function CPython's own decode calls (every
+/// handler, replacement and error the same).
+fn utf8_text<'py>(py: Python<'py>, data: &[u8], errors: &CStr) -> PyResult<Bound<'py, PyString>> {
+    // SAFETY: `data` is a live buffer of `data.len()` bytes and `errors` a NUL-terminated string;
+    // the result is a new reference, or null with the decoder's exception set (then raised).
+    unsafe {
+        let s = ffi::PyUnicode_DecodeUTF8(data.as_ptr().cast(), data.len() as ffi::Py_ssize_t, errors.as_ptr());
+        Ok(Bound::from_owned_ptr_or_err(py, s)?.cast_into_unchecked())
+    }
 }
 
 /// An exact `int` in `0..2**32`, else `None` (no error left set).
 fn id_of(obj: &Bound<'_, PyAny>) -> Option<Rank> {
-    if !obj.is_exact_instance_of::<PyInt>() {
+    // SAFETY: `obj` is a live object.
+    unsafe { id_at(obj.py(), obj.as_ptr()) }
+}
+
+/// [`id_of`] of a borrowed pointer (the list and tuple readers touch no reference count).
+///
+/// # Safety
+/// `v` is a live object for the duration of the call.
+unsafe fn id_at(py: Python<'_>, v: *mut ffi::PyObject) -> Option<Rank> {
+    // SAFETY: `v` is live (the caller's promise).
+    if unsafe { ffi::PyLong_CheckExact(v) } == 0 {
         return None;
     }
-    // SAFETY: `obj` is an exact int; an out-of-range value returns -1 with an error set (cleared).
-    let x = unsafe { ffi::PyLong_AsUnsignedLongLong(obj.as_ptr()) };
-    if x == u64::MAX && PyErr::take(obj.py()).is_some() {
+    // SAFETY: `v` is an exact int; an out-of-range value returns -1 with an error set (cleared).
+    let x = unsafe { ffi::PyLong_AsUnsignedLongLong(v) };
+    if x == u64::MAX && PyErr::take(py).is_some() {
         return None;
     }
     Rank::try_from(x).ok()
@@ -156,16 +173,7 @@ fn read_ids(seq: &Bound<'_, PyAny>) -> Option<Vec<Rank>> {
             };
         let mut out = Vec::with_capacity(n as usize);
         for i in 0..n {
-            let v = item(p, i);
-            if ffi::PyLong_CheckExact(v) == 0 {
-                return None;
-            }
-            // an out-of-range value returns -1 with an error set (cleared)
-            let x = ffi::PyLong_AsUnsignedLongLong(v);
-            if x == u64::MAX && PyErr::take(seq.py()).is_some() {
-                return None;
-            }
-            out.push(Rank::try_from(x).ok()?);
+            out.push(id_at(seq.py(), item(p, i))?);
         }
         Some(out)
     }
@@ -216,12 +224,8 @@ pub fn decode_batch<'py>(core: &CoreBpe, batch: &Bound<'py, PyAny>, errors: &Bou
     };
     let out = super::ints::IdInts::empty_list(py, decoded.len())?;
     for (i, b) in decoded.iter().enumerate() {
-        // SAFETY: `b` is a live buffer of `b.len()` bytes and `errors` a NUL-terminated string;
-        // the result is a new reference or null with the decoder's exception set.
-        let s = unsafe { ffi::PyUnicode_DecodeUTF8(b.as_ptr().cast(), b.len() as ffi::Py_ssize_t, errors.as_ptr()) };
-        // SAFETY: as above; a null becomes the pending exception.
-        let s = unsafe { Bound::from_owned_ptr_or_err(py, s)? };
-        super::ints::IdInts::set(&out, i, s);
+        let s = utf8_text(py, b, &errors)?;
+        super::ints::IdInts::set(&out, i, s.into_any());
     }
     Ok(Some(out))
 }
@@ -285,11 +289,7 @@ impl ByteLevelIds {
                 out.extend_from_slice(&self.bytes[s as usize..e as usize]);
             }
         }
-        // SAFETY: `out` is a live buffer of `out.len()` bytes and the handler name a static C
-        // string; the result is a new reference or null with the decoder's exception set.
-        let text = unsafe { ffi::PyUnicode_DecodeUTF8(out.as_ptr().cast(), out.len() as ffi::Py_ssize_t, c"replace".as_ptr()) };
-        // SAFETY: as above; a null becomes the pending exception.
-        Ok(Some(unsafe { Bound::from_owned_ptr_or_err(seq.py(), text)?.cast_into_unchecked() }))
+        utf8_text(seq.py(), &out, c"replace").map(Some)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::batch::encode_lists;
 use super::flat::{encode_flat, FlatBatch};
-use super::calls::{batch_items, batch_texts, encode_call, text_arg, threads_arg, Fail, Policy};
+use super::calls::{batch_items, batch_texts, encode_call, text_arg, threads_arg, Fail, Only, Policy};
 use super::ints::IdInts;
 use super::{run, to_py_err};
 use crate::core::CoreBpe;
@@ -106,17 +106,16 @@ impl CoreBPE {
     /// every other special token in a text is its failure (`refuse` with none allowed: the default
     /// policy; with some: [`Policy::Only`]).
     fn batch_encoder(&self, allowed_special: Option<Vec<String>>, refuse: bool) -> impl Fn(&str, &mut Vec<Rank>) -> Result<(), Fail> + Sync + '_ {
-        let mask = self.allowed(allowed_special);
-        let ordinary = refuse && !mask.contains(&true);
-        let refused: Vec<bool> = if refuse { mask.iter().map(|a| !a).collect() } else { Vec::new() };
+        let only = Only::new(self.allowed(allowed_special));
+        let ordinary = refuse && !only.allowed.contains(&true);
         move |t, out| {
             if ordinary {
                 self.encode_policy_into(t, true, out)
             } else {
                 if refuse {
-                    self.refuse(t, &refused)?;
+                    self.refuse(t, &only.refused)?;
                 }
-                self.core.encode_into(t, &mask, out).map(drop).map_err(Fail::Core)
+                self.core.encode_into(t, &only.allowed, out).map(drop).map_err(Fail::Core)
             }
         }
     }
@@ -146,8 +145,7 @@ impl CoreBPE {
                 allowed[i] = true;
             }
         }
-        let refused = allowed.iter().map(|a| !a).collect();
-        Some(Policy::Only(Box::new(super::calls::Only { allowed, refused })))
+        Some(Policy::Only(Box::new(Only::new(allowed))))
     }
 
     /// One `encode` call from Python: the argument checked (module `calls`), a list of ints.
