@@ -14,6 +14,7 @@ pub mod pairbpe;
 pub mod parallel;
 pub mod pretokenize;
 pub mod rankfile;
+pub mod sentencepiece;
 pub mod special;
 pub mod surrogates;
 pub mod train;

@@ -41,7 +41,7 @@ from bpekit.pipeline.base import Pattern
 from bpekit.pipeline.byte_level import to_chars
 from bpekit.pipeline.fast import core_model, core_splitter, encode_texts
 from bpekit.pipeline.models import BPE
-from bpekit.pipeline.rank_model import RankBPE
+from bpekit.pipeline.rank_model import RankBPE, SentencePieceStage
 from bpekit.tokenizer_export import onig_pattern, tiktoken_sidecar, tiktoken_text
 
 Pair = tuple[bytes, bytes]
@@ -52,6 +52,8 @@ _PIECE_CACHE = 1 << 17
 
 
 def _has_surrogates(text: str) -> bool:
+    if text.isascii():  # a flag CPython keeps on every str: no scan
+        return False
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -160,6 +162,8 @@ class Tokenizer:
             self.added_tokens = AddedVocabulary(self.added_tokens.tokens, normalize)
         self._splitter = core_splitter(self.pre_tokenizer) if isinstance(self.model, BPE) else None
         self._fast = core_model(self.pre_tokenizer, self.model) if self._splitter is not None else None
+        if isinstance(self.model, SentencePieceStage) and self.pre_tokenizer is None:
+            self._fast = self.model.spm._core  # normalizes and merges a segment in one Rust call
         self._pieces: dict[str, list[int]] = {}
         self._built_for = key
 
@@ -346,6 +350,8 @@ class Tokenizer:
     def _encode_pipeline(self, text: str, match_added: bool) -> list[int]:
         self._refresh()
         if self._fast is not None:  # one text: each model segment in one Rust call, no batch plan
+            if self.normalizer is None and not self.added_tokens.strings:  # one segment: the text
+                return self._fast.encode(_fix_surrogates(text) if _has_surrogates(text) else text)  # type: ignore[no-any-return]
             ids: list[int] = []
             for part, tid, _ in self._segments(text, match_added):
                 if tid is None:

@@ -9,6 +9,7 @@ mod encoder;
 mod flat;
 mod ints;
 mod pairbpe;
+mod sentencepiece;
 mod text;
 mod train;
 
@@ -90,6 +91,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<decode::SentencePieceIds>()?;
     m.add_function(wrap_pyfunction!(encoder::parse_tiktoken_ranks, m)?)?;
     m.add_class::<pairbpe::PairBPE>()?;
+    m.add_class::<sentencepiece::SentencePieceCore>()?;
     m.add("PAIR_DROP", crate::pairbpe::DROP)?;
     m.add("DEFAULT_PRETOKEN_CACHE_BYTES", crate::merge::cache::DEFAULT_CAPACITY_BYTES)?;
     m.add_function(wrap_pyfunction!(pairbpe::pair_merge_ids, m)?)?;

@@ -152,6 +152,7 @@ def test_random_models_match_sentencepiece(data: bytes, texts: list[str]) -> Non
     for text in texts:
         assert tok.normalize(text) == sp.normalize(text)
         assert tok.encode_pieces_and_ids(text) == (sp.encode(text, out_type=str), sp.encode(text))
+        assert tok.encode(text) == tok.encode(text) == sp.encode(text)  # the cached chunk path
         assert tok.encode(text, alpha=1.0) == sp.encode(text, enable_sampling=True, alpha=1.0, nbest_size=-1)
         ids = sp.encode(text)
         assert tok.decode(ids) == sp.decode(ids)

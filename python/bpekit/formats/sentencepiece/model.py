@@ -142,6 +142,11 @@ class SentencePieceModel:
         )
 
     @property
+    def precompiled_charsmap(self) -> bytes | None:
+        """The normalizer's character map blob (``None`` for the identity map)."""
+        return bytes(self._proto.normalizer_spec.precompiled_charsmap) or None
+
+    @property
     def denormalizer(self) -> Normalizer | None:
         """The ``denormalizer_spec`` applied to decoded text, when the file has a charsmap for it."""
         return self._denormalizer

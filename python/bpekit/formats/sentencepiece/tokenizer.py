@@ -2,20 +2,24 @@
 
 The stages compose as in sentencepiece: normalize (``normalizer.py``), BPE (``bpe.py``), then
 the extra options (unk piece, reverse, bos, eos, applied in the Python wrapper's order), and
-``decoder.py`` for the way back.
+``decoder.py`` for the way back. Normalizing and merging run in Rust (``fast.py``); the Python
+stages are the reference and do BPE-dropout (``alpha > 0``) and text with lone surrogates (which
+they refuse with EncodeError).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, overload
 
 from bpekit.errors import EncodeError, FormatError, InputTypeError, InvalidTokenError
 from bpekit.formats.sentencepiece.bpe import BpeEncoder
 from bpekit.formats.sentencepiece.decoder import decode_ids, decode_pieces
+from bpekit.formats.sentencepiece.fast import core_encoder
 from bpekit.formats.sentencepiece.model import DEFAULT_MAX_BYTES, SentencePieceModel
 
 
@@ -32,7 +36,21 @@ class SentencePieceBPE:
             )
         self.model = model
         self._normalizer = model.normalizer
-        self._bpe = BpeEncoder(model)
+        self._core = core_encoder(model)
+
+    @functools.cached_property
+    def _bpe(self) -> BpeEncoder:
+        """The Python merge (BPE-dropout, and the reference the Rust one is tested against)."""
+        return BpeEncoder(self.model)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_core", None)  # the Rust encoder is rebuilt from the model
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._core = core_encoder(self.model)
 
     @classmethod
     def load(cls, source: str | os.PathLike[str] | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> SentencePieceBPE:
@@ -79,7 +97,11 @@ class SentencePieceBPE:
 
     def normalize(self, text: str | bytes) -> str:
         """The normalized text the BPE stage sees (sentencepiece's ``normalize``)."""
-        return self._normalizer.normalize(_text(text))
+        text = _text(text)
+        try:
+            return self._core.normalize(text)  # type: ignore[no-any-return]
+        except UnicodeEncodeError:  # lone surrogates: the reference raises EncodeError
+            return self._normalizer.normalize(text)
 
     @overload
     def encode(
@@ -93,6 +115,7 @@ class SentencePieceBPE:
         emit_unk_piece: bool = ...,
         alpha: float = ...,
         seed: int | None = ...,
+        num_threads: int = ...,
     ) -> list[int]: ...
     @overload
     def encode(
@@ -106,11 +129,26 @@ class SentencePieceBPE:
         emit_unk_piece: bool = ...,
         alpha: float = ...,
         seed: int | None = ...,
+        num_threads: int = ...,
     ) -> list[str]: ...
+    @overload
+    def encode(
+        self,
+        text: list[str | bytes] | tuple[str | bytes, ...],
+        out_type: type[int] | type[str] = ...,
+        *,
+        add_bos: bool = ...,
+        add_eos: bool = ...,
+        reverse: bool = ...,
+        emit_unk_piece: bool = ...,
+        alpha: float = ...,
+        seed: int | None = ...,
+        num_threads: int = ...,
+    ) -> list[list[int]] | list[list[str]]: ...
 
     def encode(
         self,
-        text: str | bytes,
+        text: str | bytes | Sequence[str | bytes],
         out_type: type[int | str] = int,
         *,
         add_bos: bool = False,
@@ -119,19 +157,46 @@ class SentencePieceBPE:
         emit_unk_piece: bool = False,
         alpha: float = 0.0,
         seed: int | None = None,
-    ) -> list[int] | list[str]:
+        num_threads: int = 0,
+    ) -> Any:
         """Ids (``out_type=int``) or pieces (``out_type=str``) of ``text``.
 
         ``alpha > 0`` turns on BPE-dropout: each merge is skipped with that probability, drawn
         from ``random.Random(seed)`` (fresh per call, so a seed gives the same pieces each time).
-        ``bytes`` input may be malformed UTF-8; each bad byte becomes U+FFFD.
+        ``bytes`` input may be malformed UTF-8; each bad byte becomes U+FFFD. A list (or tuple)
+        of texts gives a list of results, as sentencepiece's ``encode`` does; its ids are encoded
+        in parallel (``num_threads`` 0: one thread per core).
         """
-        pieces, ids = self.encode_pieces_and_ids(text, alpha=alpha, seed=seed)
-        if out_type is int:
-            out: list[Any] = ids
-        elif out_type is str:
-            out = pieces
-            if emit_unk_piece:
+        if type(text) is str and out_type is int and type(alpha) is float and alpha <= 0.0:
+            if not (add_bos or add_eos or reverse):
+                try:
+                    return self._core.encode(text)
+                except UnicodeEncodeError:
+                    pass  # lone surrogates: the reference raises EncodeError below
+        options = {
+            "add_bos": add_bos,
+            "add_eos": add_eos,
+            "reverse": reverse,
+            "emit_unk_piece": emit_unk_piece,
+            "alpha": alpha,
+            "seed": seed,
+        }
+        if isinstance(text, list | tuple):
+            if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
+                raise InputTypeError(f"num_threads must be an int >= 0, not {num_threads!r}")
+            texts = [_text(t) for t in text]
+            if out_type is int and _no_dropout(alpha) and not (add_bos or add_eos or reverse):
+                try:
+                    return self._core.encode_batch(texts, num_threads)
+                except UnicodeEncodeError:
+                    pass  # a lone surrogate somewhere: each text below, the reference refuses it
+            return [self.encode(t, out_type, **options) for t in texts]  # type: ignore[call-overload]
+        if out_type is int and _no_dropout(alpha):
+            out: list[Any] = self._fast_ids(_text(text))
+        elif out_type is int or out_type is str:
+            pieces, ids = self.encode_pieces_and_ids(text, alpha=alpha, seed=seed)
+            out = ids if out_type is int else pieces
+            if out_type is str and emit_unk_piece:
                 unk = self.model.pieces[self.unk_id].piece
                 out = [unk if self.model.piece_to_id(p) == self.unk_id else p for p in out]
         else:
@@ -153,9 +218,21 @@ class SentencePieceBPE:
         """Pieces and ids of ``text`` in one pass (no bos/eos)."""
         if isinstance(alpha, bool) or not isinstance(alpha, int | float) or math.isnan(alpha):
             raise InputTypeError(f"alpha must be a number, not {alpha!r}")
-        normalized = self._normalizer.normalize(_text(text))
+        text = _text(text)
+        if alpha <= 0.0:
+            try:
+                return self._core.encode_pieces(text)  # type: ignore[no-any-return]
+            except UnicodeEncodeError:
+                pass  # lone surrogates: the reference raises EncodeError
+        normalized = self._normalizer.normalize(text)
         rng = random.Random(seed) if alpha > 0.0 else None
         return self._bpe.encode(normalized, float(alpha), rng)
+
+    def _fast_ids(self, text: str | bytes) -> list[int]:
+        try:
+            return self._core.encode(text)  # type: ignore[no-any-return]
+        except UnicodeEncodeError:
+            return self._bpe.encode(self._normalizer.normalize(text))[1]
 
     def decode(self, tokens: Iterable[int] | Iterable[str]) -> str:
         """The text of a list of ids, or of a list of pieces (like sentencepiece's ``decode``)."""
@@ -169,3 +246,8 @@ def _text(text: Any) -> str | bytes:
     if isinstance(text, str | bytes | bytearray | memoryview):
         return text if isinstance(text, str) else bytes(text)
     raise InputTypeError(f"text to encode must be str or bytes, not {type(text).__name__}")
+
+
+def _no_dropout(alpha: Any) -> bool:
+    """``alpha`` is a plain number that turns BPE-dropout off (validation is the slow path's)."""
+    return type(alpha) in (int, float) and alpha <= 0.0

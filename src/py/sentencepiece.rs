@@ -1,0 +1,110 @@
+//! `bpekit._core.SentencePieceCore`: a SentencePiece BPE model's encoder (`crate::sentencepiece`)
+//! as seen from Python (`bpekit.formats.sentencepiece.fast` builds it from a model).
+
+use super::calls::HOLD_GIL_BELOW;
+use super::ints::IdInts;
+use super::{run, run_held};
+use crate::parallel;
+use crate::sentencepiece::{bpe::BYTE_PIECE, MergeablePiece, Options, SentencePiece};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString};
+
+#[pyclass(frozen, module = "bpekit._core")]
+pub struct SentencePieceCore {
+    model: SentencePiece,
+    ints: IdInts,
+}
+
+/// The UTF-8 bytes of a `str` (a `UnicodeEncodeError` for lone surrogates) or a `bytes`.
+fn text_bytes<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
+    if let Ok(s) = text.cast::<PyString>() {
+        return Ok(s.to_str()?.as_bytes());
+    }
+    if let Ok(b) = text.cast::<PyBytes>() {
+        return Ok(b.as_bytes());
+    }
+    Err(PyTypeError::new_err(format!("text must be str or bytes, not {}", text.get_type().name()?)))
+}
+
+/// Runs `f`, with the GIL released for long texts.
+fn call<T: Send>(py: Python<'_>, len: usize, f: impl FnOnce() -> crate::Result<T> + Send) -> PyResult<T> {
+    if len < HOLD_GIL_BELOW {
+        run_held(py, f)
+    } else {
+        run(py, f)
+    }
+}
+
+#[pymethods]
+impl SentencePieceCore {
+    /// `pieces`: `(piece, id, score rank, type)` of every NORMAL, USER_DEFINED and UNUSED piece;
+    /// `byte_ids`: the ids of `<0x00>`..`<0xFF>` under byte fallback, else empty.
+    #[new]
+    #[pyo3(signature = (pieces, unk_id, byte_ids, charsmap, add_dummy_prefix, remove_extra_whitespaces,
+                        escape_whitespaces, treat_whitespace_as_suffix, vocab_size))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        pieces: Vec<MergeablePiece>,
+        unk_id: u32,
+        byte_ids: Vec<u32>,
+        charsmap: Option<Vec<u8>>,
+        add_dummy_prefix: bool,
+        remove_extra_whitespaces: bool,
+        escape_whitespaces: bool,
+        treat_whitespace_as_suffix: bool,
+        vocab_size: u32,
+    ) -> PyResult<Self> {
+        let options =
+            Options { add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, treat_whitespace_as_suffix };
+        let model = run(py, || SentencePiece::new(pieces, unk_id, byte_ids, charsmap.as_deref(), options))?;
+        Ok(SentencePieceCore { model, ints: IdInts::new(vocab_size.checked_sub(1)) })
+    }
+
+    /// The normalized text (`str`, or `bytes` that may be malformed UTF-8).
+    fn normalize(&self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<String> {
+        let data = text_bytes(text)?;
+        call(py, data.len(), || self.model.normalize(data))
+    }
+
+    /// The ids of one text.
+    fn encode<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let data = text_bytes(text)?;
+        let ids = call(py, data.len(), || self.model.encode(data))?;
+        self.ints.list(py, &ids)
+    }
+
+    /// The pieces and ids of one text.
+    fn encode_pieces(&self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<(Vec<String>, Vec<u32>)> {
+        let data = text_bytes(text)?;
+        let enc = call(py, data.len(), || self.model.encode_spans(data))?;
+        let text = enc.normalized.as_bytes();
+        let pieces = enc
+            .spans
+            .iter()
+            .map(|&(s, e)| {
+                if e == BYTE_PIECE {
+                    format!("<0x{:02X}>", text[s as usize])
+                } else {
+                    String::from_utf8_lossy(&text[s as usize..e as usize]).into_owned()
+                }
+            })
+            .collect();
+        Ok((pieces, enc.ids))
+    }
+
+    /// `encode` of each text, in parallel (`num_threads` 0 = one per core).
+    #[pyo3(signature = (texts, num_threads = 0))]
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyAny>>,
+        num_threads: usize,
+    ) -> PyResult<Vec<Bound<'py, PyList>>> {
+        let data = texts.iter().map(text_bytes).collect::<PyResult<Vec<&[u8]>>>()?;
+        let out: Vec<Vec<u32>> =
+            run(py, || parallel::map(&data, num_threads, |t| self.model.encode(t)).into_iter().collect())?;
+        out.iter().map(|ids| self.ints.list(py, ids)).collect()
+    }
+}

@@ -1,0 +1,218 @@
+//! SentencePiece BPE over normalized text (`bpe::Model::SampleEncode` without dropout, and the
+//! processor's unknown handling). The Python reference is
+//! `bpekit.formats.sentencepiece.bpe.BpeEncoder`; its module doc states the rules.
+//!
+//! A symbol is always a contiguous span of the text, so a pair's piece is the text between the
+//! left symbol's start and the right one's end: no string is built per candidate. A candidate
+//! is stale when either side was merged away or the right side grew (its end moved).
+
+use super::normalize::UserDefined;
+use rustc_hash::FxHashMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// sentencepiece stops undoing UNUSED merges below this depth.
+pub const MAX_RESEGMENT_DEPTH: usize = 100;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    Normal,
+    UserDefined,
+    Unused,
+}
+
+/// A piece a merge may produce (NORMAL, USER_DEFINED or UNUSED).
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    /// The score's order (`bpe.score_rank`): higher merges first.
+    pub rank: i32,
+    pub id: u32,
+    pub kind: Kind,
+}
+
+/// `(id, start, end)`: one output symbol before unknown handling; `id` is the unk id when the
+/// symbol is not an emittable piece.
+pub type Segment = Vec<(u32, u32, u32)>;
+
+pub struct Bpe {
+    pub table: FxHashMap<Box<[u8]>, Entry>,
+    pub unk_id: u32,
+    /// `byte_ids[b]` under byte fallback, else empty.
+    pub byte_ids: Vec<u32>,
+    pub user_defined: UserDefined,
+}
+
+#[derive(Clone, Copy)]
+struct Sym {
+    start: u32,
+    end: u32,
+    prev: u32,
+    next: u32,
+    frozen: bool,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// The end of a piece span that stands for one byte piece `<0xHH>`.
+pub const BYTE_PIECE: u32 = u32::MAX;
+
+/// (rank, Reverse(left), Reverse(right), Reverse(end)): the heap's greatest is the highest score,
+/// then the leftmost pair, as in the reference's `(-rank, left, right, size)` min-heap.
+type Candidate = (i32, Reverse<u32>, Reverse<u32>, Reverse<u32>);
+
+impl Bpe {
+    /// The symbols of `text` after every merge, with their ids (unknown ones as the unk id).
+    pub fn segment(&self, text: &[u8], out: &mut Segment) {
+        let mut syms = self.symbols(text);
+        let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(syms.len());
+        // piece -> (start, mid, end) of the last pair recorded for an UNUSED piece
+        let mut rev: FxHashMap<&[u8], (u32, u32, u32)> = FxHashMap::default();
+        for i in 1..syms.len() {
+            self.candidate(text, &syms, i as u32 - 1, i as u32, &mut heap, &mut rev);
+        }
+        while let Some((_, Reverse(left), Reverse(right), Reverse(end))) = heap.pop() {
+            let (l, r) = (syms[left as usize], syms[right as usize]);
+            if l.start == NONE || r.start == NONE || r.end != end {
+                continue; // stale
+            }
+            syms[left as usize].end = r.end;
+            syms[left as usize].next = r.next;
+            syms[right as usize].start = NONE;
+            if r.next != NONE {
+                syms[r.next as usize].prev = left;
+            }
+            if l.prev != NONE {
+                self.candidate(text, &syms, l.prev, left, &mut heap, &mut rev);
+            }
+            if r.next != NONE {
+                self.candidate(text, &syms, left, r.next, &mut heap, &mut rev);
+            }
+        }
+        for s in syms.iter().filter(|s| s.start != NONE) {
+            self.resegment(text, s.start, s.end, &rev, out, 0);
+        }
+    }
+
+    #[inline]
+    fn candidate<'t>(
+        &self,
+        text: &'t [u8],
+        syms: &[Sym],
+        a: u32,
+        b: u32,
+        heap: &mut BinaryHeap<Candidate>,
+        rev: &mut FxHashMap<&'t [u8], (u32, u32, u32)>,
+    ) {
+        let (sa, sb) = (&syms[a as usize], &syms[b as usize]);
+        if sa.frozen || sb.frozen {
+            return;
+        }
+        let piece = &text[sa.start as usize..sb.end as usize];
+        if let Some(e) = self.table.get(piece) {
+            heap.push((e.rank, Reverse(a), Reverse(b), Reverse(sb.end)));
+            if e.kind == Kind::Unused {
+                rev.insert(piece, (sa.start, sb.start, sb.end));
+            }
+        }
+    }
+
+    /// One symbol per character, or per user-defined piece (frozen: never merged).
+    fn symbols(&self, text: &[u8]) -> Vec<Sym> {
+        let mut syms = Vec::with_capacity(text.len());
+        let mut pos = 0;
+        while pos < text.len() {
+            let ud = self.user_defined.longest(text, pos);
+            let len = if ud > 0 { ud } else { utf8_len(text[pos]) };
+            let i = syms.len() as u32;
+            syms.push(Sym {
+                start: pos as u32,
+                end: (pos + len) as u32,
+                prev: if i == 0 { NONE } else { i - 1 },
+                next: i + 1,
+                frozen: ud > 0,
+            });
+            pos += len;
+        }
+        if let Some(last) = syms.last_mut() {
+            last.next = NONE;
+        }
+        syms
+    }
+
+    fn resegment(
+        &self,
+        text: &[u8],
+        start: u32,
+        end: u32,
+        rev: &FxHashMap<&[u8], (u32, u32, u32)>,
+        out: &mut Segment,
+        depth: usize,
+    ) {
+        let piece = &text[start as usize..end as usize];
+        let entry = self.table.get(piece);
+        if let Some(e) = entry.filter(|e| e.kind == Kind::Unused) {
+            if depth > MAX_RESEGMENT_DEPTH {
+                out.push((e.id, start, end)); // sentencepiece gives up and keeps the UNUSED piece
+                return;
+            }
+            if let Some(&(s, m, t)) = rev.get(piece) {
+                // the halves recorded may sit elsewhere in the text: re-anchor them here
+                let (mid, stop) = (start + (m - s), start + (t - s));
+                self.resegment(text, start, mid, rev, out, depth + 1);
+                self.resegment(text, mid, stop, rev, out, depth + 1);
+                return;
+            }
+        }
+        let id = match entry {
+            Some(e) if e.kind != Kind::Unused => e.id,
+            _ => self.unk_id,
+        };
+        out.push((id, start, end));
+    }
+
+    /// Unknown handling (the processor's): byte fallback spells an unknown symbol in byte
+    /// pieces; without it a run of unknown symbols is one unknown piece. `pieces` gets each id's
+    /// span of the text, `(start, BYTE_PIECE)` for a byte piece (the byte at `start`).
+    pub fn finish(&self, text: &[u8], segment: &Segment, ids: &mut Vec<u32>, mut pieces: Option<&mut Vec<(u32, u32)>>) {
+        let mut prev_unk = false;
+        for &(id, s, e) in segment {
+            if id != self.unk_id {
+                ids.push(id);
+                if let Some(p) = pieces.as_deref_mut() {
+                    p.push((s, e));
+                }
+                prev_unk = false;
+            } else if !self.byte_ids.is_empty() {
+                for (k, &b) in text[s as usize..e as usize].iter().enumerate() {
+                    ids.push(self.byte_ids[b as usize]);
+                    if let Some(p) = pieces.as_deref_mut() {
+                        p.push((s + k as u32, BYTE_PIECE));
+                    }
+                }
+                prev_unk = true;
+            } else if prev_unk {
+                if let Some(p) = pieces.as_deref_mut() {
+                    if let Some(last) = p.last_mut() {
+                        last.1 = e; // the run's piece grows over this symbol
+                    }
+                }
+            } else {
+                ids.push(id);
+                if let Some(p) = pieces.as_deref_mut() {
+                    p.push((s, e));
+                }
+                prev_unk = true;
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
+}
