@@ -42,6 +42,14 @@ pub struct Bpe {
     pub user_defined: UserDefined,
 }
 
+/// Buffers of [`Bpe::segment`], kept between calls.
+#[derive(Default)]
+pub struct Scratch {
+    syms: Vec<Sym>,
+    heap: BinaryHeap<Candidate>,
+    pub segment: Segment,
+}
+
 #[derive(Clone, Copy)]
 struct Sym {
     start: u32,
@@ -61,14 +69,17 @@ pub const BYTE_PIECE: u32 = u32::MAX;
 type Candidate = (i32, Reverse<u32>, Reverse<u32>, Reverse<u32>);
 
 impl Bpe {
-    /// The symbols of `text` after every merge, with their ids (unknown ones as the unk id).
-    pub fn segment(&self, text: &[u8], out: &mut Segment) {
-        let mut syms = self.symbols(text);
-        let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(syms.len());
+    /// The symbols of `text` after every merge, with their ids (unknown ones as the unk id), in
+    /// `scratch.segment` (its buffers are reused from call to call).
+    pub fn segment(&self, text: &[u8], scratch: &mut Scratch) {
+        let Scratch { syms, heap, segment: out } = scratch;
+        out.clear();
+        heap.clear();
+        self.symbols(text, syms);
         // piece -> (start, mid, end) of the last pair recorded for an UNUSED piece
         let mut rev: FxHashMap<&[u8], (u32, u32, u32)> = FxHashMap::default();
         for i in 1..syms.len() {
-            self.candidate(text, &syms, i as u32 - 1, i as u32, &mut heap, &mut rev);
+            self.candidate(text, syms, i as u32 - 1, i as u32, heap, &mut rev);
         }
         while let Some((_, Reverse(left), Reverse(right), Reverse(end))) = heap.pop() {
             let (l, r) = (syms[left as usize], syms[right as usize]);
@@ -82,10 +93,10 @@ impl Bpe {
                 syms[r.next as usize].prev = left;
             }
             if l.prev != NONE {
-                self.candidate(text, &syms, l.prev, left, &mut heap, &mut rev);
+                self.candidate(text, syms, l.prev, left, heap, &mut rev);
             }
             if r.next != NONE {
-                self.candidate(text, &syms, left, r.next, &mut heap, &mut rev);
+                self.candidate(text, syms, left, r.next, heap, &mut rev);
             }
         }
         for s in syms.iter().filter(|s| s.start != NONE) {
@@ -117,8 +128,8 @@ impl Bpe {
     }
 
     /// One symbol per character, or per user-defined piece (frozen: never merged).
-    fn symbols(&self, text: &[u8]) -> Vec<Sym> {
-        let mut syms = Vec::with_capacity(text.len());
+    fn symbols(&self, text: &[u8], syms: &mut Vec<Sym>) {
+        syms.clear();
         let mut pos = 0;
         while pos < text.len() {
             let ud = self.user_defined.longest(text, pos);
@@ -136,7 +147,6 @@ impl Bpe {
         if let Some(last) = syms.last_mut() {
             last.next = NONE;
         }
-        syms
     }
 
     fn resegment(

@@ -3,10 +3,13 @@
 //! reference is `bpekit.formats.sentencepiece` (`normalizer.py`, `bpe.py`); BPE-dropout stays
 //! there. Decoding is `py/decode.rs`'s `SentencePieceIds`.
 //!
-//! Performance notes: when no piece holds `▁` except as its first character (or only as its
-//! last), no merge crosses a `▁`, so the text is cut before (after) each one into chunks (the
-//! words of a trained model) that merge independently; each thread keeps a bounded chunk -> ids
-//! cache per model, and the heap merge runs only on a miss. Models with UNUSED pieces are never
+//! Performance notes: when no piece has `▁` after another character (or only before one), no
+//! merge crosses a `▁` that follows (precedes) another character, so the text is cut there into
+//! chunks (the words of a trained model, with their leading spaces) that merge independently; each thread keeps a bounded chunk -> ids
+//! cache per model, and the heap merge runs only on a miss. The cache is a hash map emptied when
+//! it outgrows [`CACHE_BUDGET`] (8 MiB): the core encoder's line table (`crate::merge::cache`)
+//! was tried and was slower here, as every chunk (not only the pieces that need merging) goes
+//! through the cache (`src/PERFORMANCE.md`, "Eleventh round"). Models with UNUSED pieces are never
 //! cut (which halves an UNUSED piece splits into is the last split recorded anywhere in the text).
 
 pub mod bpe;
@@ -14,31 +17,55 @@ pub mod charsmap;
 pub mod normalize;
 
 use crate::error::{Error, Result};
-use bpe::{Bpe, Entry, Kind, Segment};
+use bpe::{Bpe, Entry, Kind, Scratch};
 use charsmap::CharsMap;
 use normalize::{Normalizer, UserDefined, SPACE_SYMBOL};
+use crate::merge::cache;
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Chunks per model and thread before that cache is cleared.
-const CACHE_LIMIT: usize = 1 << 16;
-/// Models per thread with a cache before all of them are cleared.
-const CACHE_MODELS: usize = 8;
-/// Chunks longer than this (bytes) are merged every time, not cached.
-const CACHE_MAX_CHUNK: usize = 96;
+/// Bytes of cached chunks (counted with [`ENTRY_OVERHEAD`] each) per model and thread; a cache
+/// that grows past it is emptied.
+pub const CACHE_BUDGET: usize = 8 << 20;
+/// Longer chunks are merged every time.
+const CACHE_MAX_CHUNK: usize = 128;
+/// Bytes counted per cached chunk besides its own bytes and ids (table slot, two allocations).
+const ENTRY_OVERHEAD: usize = 64;
 
-static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
-
-struct Cached {
-    ids: Box<[u32]>,
-    first_unk: bool,
+/// One model's chunk -> ids cache on one thread.
+#[derive(Default)]
+struct ChunkCache {
+    map: FxHashMap<Box<[u8]>, Box<[u32]>>,
+    bytes: usize,
 }
 
-type ChunkCache = FxHashMap<Box<[u8]>, Cached>;
+impl ChunkCache {
+    fn insert(&mut self, chunk: &[u8], ids: &[u32]) {
+        self.bytes += chunk.len() + 4 * ids.len() + ENTRY_OVERHEAD;
+        if self.bytes > CACHE_BUDGET {
+            self.map = FxHashMap::default(); // its memory back, not just its entries
+            self.bytes = chunk.len() + 4 * ids.len() + ENTRY_OVERHEAD;
+        }
+        self.map.insert(chunk.into(), ids.into());
+    }
+}
 
 thread_local! {
-    static CACHE: RefCell<FxHashMap<usize, ChunkCache>> = RefCell::default();
+    static CHUNKS: RefCell<FxHashMap<u64, ChunkCache>> = RefCell::default();
+}
+
+/// Runs `f` with this thread's chunk cache of model `owner` (`None` if it is in use further up
+/// the stack). Meeting a new model first drops the caches of models that are gone.
+fn with_chunks<R>(owner: u64, f: impl FnOnce(Option<&mut ChunkCache>) -> R) -> R {
+    CHUNKS.with(|c| match c.try_borrow_mut() {
+        Ok(mut caches) => {
+            if !caches.is_empty() && !caches.contains_key(&owner) {
+                caches.retain(|id, _| cache::is_live(*id));
+            }
+            f(Some(caches.entry(owner).or_default()))
+        }
+        Err(_) => f(None),
+    })
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -68,7 +95,16 @@ pub struct SentencePiece {
     normalizer: Normalizer,
     bpe: Bpe,
     chunking: Option<Chunking>,
-    id: usize,
+    /// This model's identity for its chunk caches (one per thread; `crate::merge::cache` keeps
+    /// the set of live ones).
+    cache_owner: u64,
+}
+
+impl Drop for SentencePiece {
+    fn drop(&mut self) {
+        cache::retire(self.cache_owner);
+        let _ = CHUNKS.try_with(|c| c.try_borrow_mut().map(|mut caches| caches.remove(&self.cache_owner)));
+    }
 }
 
 /// One encoded text: the normalized text, each id's span of it (`bpe::BYTE_PIECE` ends a byte
@@ -128,7 +164,7 @@ impl SentencePiece {
             byte_ids,
             user_defined: UserDefined::new(user_defined.iter().map(|p| p.as_bytes())),
         };
-        Ok(SentencePiece { normalizer, bpe, chunking, id: NEXT_ID.fetch_add(1, Ordering::Relaxed) })
+        Ok(SentencePiece { normalizer, bpe, chunking, cache_owner: cache::new_owner_id() })
     }
 
     /// The normalized text of `data` (malformed UTF-8 allowed: each bad byte is U+FFFD).
@@ -147,39 +183,28 @@ impl SentencePiece {
     /// The ids of already normalized text, appended to `ids`.
     pub fn encode_normalized(&self, text: &[u8], ids: &mut Vec<u32>) {
         let Some(mode) = self.chunking else {
-            let mut segment = Segment::new();
-            self.bpe.segment(text, &mut segment);
-            self.bpe.finish(text, &segment, ids, None);
+            let mut scratch = Scratch::default();
+            self.bpe.segment(text, &mut scratch);
+            self.bpe.finish(text, &scratch.segment, ids, None);
             return;
         };
-        CACHE.with(|cell| {
-            let mut caches = cell.borrow_mut();
-            if !caches.contains_key(&self.id) && caches.len() >= CACHE_MODELS {
-                caches.clear();
-            }
-            let cache = caches.entry(self.id).or_default();
+        with_chunks(self.cache_owner, |mut cache| {
             let join_unk = self.bpe.byte_ids.is_empty();
             let unk = self.bpe.unk_id;
             let mut last_unk = false;
-            let mut segment = Segment::new();
+            let mut scratch = Scratch::default();
             for_each_chunk(text, mode, |chunk| {
                 let from = ids.len();
-                let first_unk;
-                if let Some(hit) = cache.get(chunk) {
-                    ids.extend_from_slice(&hit.ids);
-                    first_unk = hit.first_unk;
-                } else {
-                    segment.clear();
-                    self.bpe.segment(chunk, &mut segment);
-                    self.bpe.finish(chunk, &segment, ids, None);
-                    first_unk = ids.get(from) == Some(&unk);
-                    if chunk.len() <= CACHE_MAX_CHUNK {
-                        if cache.len() >= CACHE_LIMIT {
-                            cache.clear();
-                        }
-                        cache.insert(chunk.into(), Cached { ids: ids[from..].into(), first_unk });
+                let cacheable = chunk.len() <= CACHE_MAX_CHUNK && cache.is_some();
+                let hit = cache.as_deref().and_then(|c| c.map.get(chunk)).map(|found| ids.extend_from_slice(found));
+                if hit.is_none() {
+                    self.bpe.segment(chunk, &mut scratch);
+                    self.bpe.finish(chunk, &scratch.segment, ids, None);
+                    if let (true, Some(c)) = (cacheable, cache.as_deref_mut()) {
+                        c.insert(chunk, &ids[from..]);
                     }
                 }
+                let first_unk = ids.get(from) == Some(&unk);
                 let ends_unk = ids.len() > from && ids.last() == Some(&unk);
                 if join_unk && last_unk && first_unk {
                     ids.remove(from); // a run of unknowns across the cut is one piece
@@ -193,38 +218,56 @@ impl SentencePiece {
     pub fn encode_spans(&self, data: &[u8]) -> Result<Encoded> {
         let normalized = self.normalizer.normalize(data)?;
         let text = normalized.as_bytes();
-        let mut segment = Segment::new();
-        self.bpe.segment(text, &mut segment);
+        let mut scratch = Scratch::default();
+        self.bpe.segment(text, &mut scratch);
         let (mut ids, mut spans) = (Vec::new(), Vec::new());
-        self.bpe.finish(text, &segment, &mut ids, Some(&mut spans));
+        self.bpe.finish(text, &scratch.segment, &mut ids, Some(&mut spans));
         Ok(Encoded { normalized, spans, ids })
     }
 }
 
-/// `Before` when every piece with `▁` has it only as its first character, `After` when only as
-/// its last, else `None` (then merges may cross a `▁`).
+/// `Before` when no piece has a `▁` after a character other than `▁` (every piece is `▁*` then
+/// no `▁`), `After` when none has a `▁` before such a character (no `▁`, then `▁*`), else `None`.
+/// Then no piece, and so no merge, crosses a cut before (after) a `▁` that follows (precedes)
+/// another character. Llama's vocabulary is `Before`: its only pieces with an inner `▁` are runs
+/// of `▁` (indentation).
 fn chunk_mode<'a>(pieces: impl Iterator<Item = &'a [u8]> + Clone) -> Option<Chunking> {
     let space = SPACE_SYMBOL.as_bytes();
-    let find = |p: &[u8], from: usize| memchr::memmem::find(&p[from.min(p.len())..], space).map(|i| i + from);
-    if pieces.clone().all(|p| find(p, 1).is_none()) {
+    let has_space = |p: &[u8]| memchr::memmem::find(p, space).is_some();
+    let leading = |mut p: &'a [u8]| {
+        while let Some(rest) = p.strip_prefix(space) {
+            p = rest;
+        }
+        p
+    };
+    if pieces.clone().all(|p| !has_space(leading(p))) {
         return Some(Chunking::Before);
     }
-    if pieces.into_iter().all(|p| match find(p, 0) {
-        None => true,
-        Some(i) => i + space.len() == p.len(),
-    }) {
+    let trailing = |mut p: &'a [u8]| {
+        while let Some(rest) = p.strip_suffix(space) {
+            p = rest;
+        }
+        p
+    };
+    if pieces.into_iter().all(|p| !has_space(trailing(p))) {
         return Some(Chunking::After);
     }
     None
 }
 
-/// Calls `f` on each chunk of `text`: cut before (`Before`) or after (`After`) each `▁`.
+/// Calls `f` on each chunk of `text`: cut before (`Before`) each `▁` that follows another
+/// character, or after (`After`) each `▁` that another character follows.
 fn for_each_chunk(text: &[u8], mode: Chunking, mut f: impl FnMut(&[u8])) {
     let space = SPACE_SYMBOL.as_bytes();
+    let is_space_at = |at: usize| text.get(at..at + space.len()) == Some(space);
     let mut start = 0;
     for at in memchr::memmem::find_iter(text, space) {
-        let cut = if mode == Chunking::Before { at } else { at + space.len() };
-        if cut > start && cut < text.len() {
+        let cut = match mode {
+            Chunking::Before if at > 0 && (at < space.len() || !is_space_at(at - space.len())) => at,
+            Chunking::After if at + space.len() < text.len() && !is_space_at(at + space.len()) => at + space.len(),
+            _ => continue,
+        };
+        if cut > start {
             f(&text[start..cut]);
             start = cut;
         }
@@ -288,12 +331,52 @@ mod tests {
     #[test]
     fn chunk_modes() {
         let p = |v: &[&'static str]| v.iter().map(|s| s.as_bytes()).collect::<Vec<_>>();
-        assert_eq!(chunk_mode(p(&["▁a", "b"]).into_iter()), Some(Chunking::Before));
-        assert_eq!(chunk_mode(p(&["a▁", "b"]).into_iter()), Some(Chunking::After));
+        assert_eq!(chunk_mode(p(&["▁a", "b", "▁▁", "▁▁c"]).into_iter()), Some(Chunking::Before));
+        assert_eq!(chunk_mode(p(&["a▁", "b", "▁▁", "c▁▁"]).into_iter()), Some(Chunking::After));
         assert_eq!(chunk_mode(p(&["a▁b"]).into_iter()), None);
-        let mut seen = Vec::new();
-        for_each_chunk("x▁a▁▁b".as_bytes(), Chunking::Before, |c| seen.push(String::from_utf8(c.to_vec()).unwrap()));
-        assert_eq!(seen, ["x", "▁a", "▁", "▁b"]);
+        assert_eq!(chunk_mode(p(&["▁a▁"]).into_iter()), None);
+        let chunks = |text: &str, mode| {
+            let mut seen = Vec::new();
+            for_each_chunk(text.as_bytes(), mode, |c| seen.push(String::from_utf8(c.to_vec()).unwrap()));
+            seen
+        };
+        assert_eq!(chunks("x▁a▁▁b▁", Chunking::Before), ["x", "▁a", "▁▁b", "▁"]);
+        assert_eq!(chunks("▁▁x▁a▁▁b", Chunking::After), ["▁▁", "x▁", "a▁▁", "b"]);
+        assert_eq!(chunks("▁", Chunking::Before), ["▁"]);
+    }
+
+    #[test]
+    fn chunk_caches_are_bounded_and_dropped_with_their_model() {
+        let m = model(&[("a", 0.0, NORMAL), ("▁", 0.0, NORMAL)], false, OPTIONS);
+        let owner = m.cache_owner;
+        m.encode(b"a a").unwrap();
+        assert!(CHUNKS.with(|c| c.borrow().contains_key(&owner)));
+        // another thread's cache of it is pruned when that thread next meets a new model
+        let m = std::sync::Arc::new(m);
+        let other = std::thread::spawn({
+            let m = m.clone();
+            move || {
+                m.encode(b"a a").unwrap();
+                CHUNKS.with(|c| c.borrow().contains_key(&owner))
+            }
+        });
+        assert!(other.join().unwrap());
+        drop(std::sync::Arc::into_inner(m));
+        assert!(!CHUNKS.with(|c| c.borrow().contains_key(&owner)));
+        assert!(!cache::is_live(owner));
+
+        let mut c = ChunkCache::default();
+        let chunk = [b'x'; 100];
+        for i in 0..CACHE_BUDGET / (100 + 4 + ENTRY_OVERHEAD) + 10 {
+            c.insert(&chunk[..1 + i % 100], &[1]);
+            assert!(c.bytes <= CACHE_BUDGET && c.map.len() <= 100);
+        }
+        let mut c = ChunkCache::default();
+        for i in 0..CACHE_BUDGET / (8 + 4 + ENTRY_OVERHEAD) + 10 {
+            c.insert(&(i as u64).to_le_bytes(), &[1]);
+            assert!(c.bytes <= CACHE_BUDGET);
+        }
+        assert!(c.map.len() < CACHE_BUDGET / (8 + 4 + ENTRY_OVERHEAD));
     }
 
     #[test]

@@ -88,7 +88,7 @@ impl Ascii {
     fn plain_before(&self, next: Option<u8>) -> bool {
         match self {
             Ascii::Plain => true,
-            Ascii::PlainUnlessFollowedBy(set) => next.is_none_or(|c| set[c as usize / 64] & (1 << (c % 64)) == 0),
+            Ascii::PlainUnlessFollowedBy(set) => next.map_or(true, |c| set[c as usize / 64] & (1 << (c % 64)) == 0),
             Ascii::Space | Ascii::Special => false,
         }
     }

@@ -14,6 +14,7 @@ from bpekit.errors import EncodeError, FormatError, InputTypeError
 from bpekit.formats.sentencepiece import ModelProto, SentencePieceBPE, SentencePieceModel
 from bpekit.formats.sentencepiece.bpe import BpeEncoder
 from bpekit.tokenizer import Tokenizer
+from datapaths import DATA
 from formats.test_sentencepiece_support import corpus_lines, model_paths
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -93,6 +94,26 @@ def test_long_text_without_a_split_point(index: int) -> None:
     rng = random.Random(index)
     text = "".join(rng.choice("abcdefghij\u00e9\u65e5") for _ in range(20_000))
     assert _tok(index).encode(text) == _reference(index, text)[1]
+
+
+LLAMA_GGUF = DATA / "gguf" / "ggml-vocab-llama-spm.gguf"
+
+
+@functools.cache
+def _llama() -> tuple[SentencePieceBPE, BpeEncoder]:
+    spm = Tokenizer.from_file(LLAMA_GGUF).model.spm
+    return spm, BpeEncoder(spm.model)
+
+
+@pytest.mark.skipif(not LLAMA_GGUF.is_file(), reason="llama-spm GGUF vocabulary not found")
+@given(text=st.lists(st.sampled_from(["    ", "  ", " ", "\n", "\t", "def", "x", "\u2581", "\u65e5", "()", "  # c"]), max_size=30).map("".join))
+def test_llama_runs_of_spaces_match_the_python_reference(text: str) -> None:
+    """Llama's pieces with an inner ``▁`` are runs of ``▁``: its text is cut before each ``▁``
+    that follows another character, never inside a run (the reference does not cut at all)."""
+    spm, reference = _llama()
+    want = reference.encode(spm.model.normalizer.normalize(text))
+    assert spm.encode(text) == spm.encode(text) == want[1]
+    assert spm.encode_pieces_and_ids(text) == want
 
 
 @needs_models

@@ -47,6 +47,11 @@ fn live() -> std::sync::MutexGuard<'static, BTreeSet<u64>> {
     LIVE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Whether encoder `owner` is still alive (other per-thread caches prune by it too).
+pub fn is_live(owner: u64) -> bool {
+    live().contains(&owner)
+}
+
 /// A fresh identity for an encoder's caches.
 pub fn new_owner_id() -> u64 {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
