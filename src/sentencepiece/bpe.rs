@@ -35,11 +35,17 @@ pub struct Entry {
 pub type Segment = Vec<(u32, u32, u32)>;
 
 pub struct Bpe {
-    pub table: FxHashMap<Box<[u8]>, Entry>,
+    table: FxHashMap<Box<[u8]>, Entry>,
+    /// `(id of A, id of B)` -> the entry of `A + B`, for every piece that splits into two pieces:
+    /// the pair test of two symbols that are pieces, without hashing or comparing their text.
+    pairs: FxHashMap<u64, Entry>,
+    /// The id of each ASCII character that is a piece, else `NONE`.
+    ascii: [u32; 128],
     pub unk_id: u32,
     /// `byte_ids[b]` under byte fallback, else empty.
     pub byte_ids: Vec<u32>,
-    pub user_defined: UserDefined,
+    user_defined: UserDefined,
+    has_unused: bool,
 }
 
 /// Buffers of [`Bpe::segment`], kept between calls.
@@ -56,6 +62,8 @@ struct Sym {
     end: u32,
     prev: u32,
     next: u32,
+    /// The id of the symbol's text when that is a piece, else `NONE`.
+    id: u32,
     frozen: bool,
 }
 
@@ -64,11 +72,37 @@ const NONE: u32 = u32::MAX;
 /// The end of a piece span that stands for one byte piece `<0xHH>`.
 pub const BYTE_PIECE: u32 = u32::MAX;
 
-/// (rank, Reverse(left), Reverse(right), Reverse(end)): the heap's greatest is the highest score,
-/// then the leftmost pair, as in the reference's `(-rank, left, right, size)` min-heap.
-type Candidate = (i32, Reverse<u32>, Reverse<u32>, Reverse<u32>);
+/// (rank, Reverse(left), Reverse(right), Reverse(end), merged id): the heap's greatest is the
+/// highest score, then the leftmost pair, as in the reference's `(-rank, left, right, size)`
+/// min-heap (the id never decides: the same pair and end make the same piece).
+type Candidate = (i32, Reverse<u32>, Reverse<u32>, Reverse<u32>, u32);
+
+#[inline(always)]
+fn pair_key(a: u32, b: u32) -> u64 {
+    ((a as u64) << 32) | b as u64
+}
 
 impl Bpe {
+    pub fn new(table: FxHashMap<Box<[u8]>, Entry>, unk_id: u32, byte_ids: Vec<u32>, user_defined: UserDefined) -> Bpe {
+        let mut pairs = FxHashMap::default();
+        for (piece, e) in &table {
+            let text = std::str::from_utf8(piece).unwrap_or_default(); // pieces are strs
+            for (k, _) in text.char_indices().skip(1) {
+                if let (Some(a), Some(b)) = (table.get(&piece[..k]), table.get(&piece[k..])) {
+                    pairs.insert(pair_key(a.id, b.id), *e);
+                }
+            }
+        }
+        let mut ascii = [NONE; 128];
+        for (b, id) in ascii.iter_mut().enumerate() {
+            if let Some(e) = table.get(&[b as u8][..]) {
+                *id = e.id;
+            }
+        }
+        let has_unused = table.values().any(|e| e.kind == Kind::Unused);
+        Bpe { table, pairs, ascii, unk_id, byte_ids, user_defined, has_unused }
+    }
+
     /// The symbols of `text` after every merge, with their ids (unknown ones as the unk id), in
     /// `scratch.segment` (its buffers are reused from call to call).
     pub fn segment(&self, text: &[u8], scratch: &mut Scratch) {
@@ -81,13 +115,14 @@ impl Bpe {
         for i in 1..syms.len() {
             self.candidate(text, syms, i as u32 - 1, i as u32, heap, &mut rev);
         }
-        while let Some((_, Reverse(left), Reverse(right), Reverse(end))) = heap.pop() {
+        while let Some((_, Reverse(left), Reverse(right), Reverse(end), id)) = heap.pop() {
             let (l, r) = (syms[left as usize], syms[right as usize]);
             if l.start == NONE || r.start == NONE || r.end != end {
                 continue; // stale
             }
             syms[left as usize].end = r.end;
             syms[left as usize].next = r.next;
+            syms[left as usize].id = id;
             syms[right as usize].start = NONE;
             if r.next != NONE {
                 syms[r.next as usize].prev = left;
@@ -99,8 +134,14 @@ impl Bpe {
                 self.candidate(text, syms, left, r.next, heap, &mut rev);
             }
         }
-        for s in syms.iter().filter(|s| s.start != NONE) {
-            self.resegment(text, s.start, s.end, &rev, out, 0);
+        let live = syms.iter().filter(|s| s.start != NONE);
+        if self.has_unused {
+            for s in live {
+                self.resegment(text, s.start, s.end, &rev, out, 0);
+            }
+        } else {
+            // no UNUSED piece: every piece a symbol can be is NORMAL or USER_DEFINED
+            out.extend(live.map(|s| (if s.id == NONE { self.unk_id } else { s.id }, s.start, s.end)));
         }
     }
 
@@ -119,8 +160,13 @@ impl Bpe {
             return;
         }
         let piece = &text[sa.start as usize..sb.end as usize];
-        if let Some(e) = self.table.get(piece) {
-            heap.push((e.rank, Reverse(a), Reverse(b), Reverse(sb.end)));
+        let found = if sa.id != NONE && sb.id != NONE {
+            self.pairs.get(&pair_key(sa.id, sb.id))
+        } else {
+            self.table.get(piece) // a side is no piece (a character outside the vocabulary)
+        };
+        if let Some(e) = found {
+            heap.push((e.rank, Reverse(a), Reverse(b), Reverse(sb.end), e.id));
             if e.kind == Kind::Unused {
                 rev.insert(piece, (sa.start, sb.start, sb.end));
             }
@@ -135,11 +181,16 @@ impl Bpe {
             let ud = self.user_defined.longest(text, pos);
             let len = if ud > 0 { ud } else { utf8_len(text[pos]) };
             let i = syms.len() as u32;
+            let id = match text[pos] {
+                b if b < 0x80 && ud == 0 => self.ascii[b as usize],
+                _ => self.table.get(&text[pos..pos + len]).map_or(NONE, |e| e.id),
+            };
             syms.push(Sym {
                 start: pos as u32,
                 end: (pos + len) as u32,
                 prev: if i == 0 { NONE } else { i - 1 },
                 next: i + 1,
+                id,
                 frozen: ud > 0,
             });
             pos += len;

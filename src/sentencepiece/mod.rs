@@ -158,12 +158,7 @@ impl SentencePiece {
             options.escape_whitespaces,
             options.treat_whitespace_as_suffix,
         );
-        let bpe = Bpe {
-            table,
-            unk_id,
-            byte_ids,
-            user_defined: UserDefined::new(user_defined.iter().map(|p| p.as_bytes())),
-        };
+        let bpe = Bpe::new(table, unk_id, byte_ids, UserDefined::new(user_defined.iter().map(|p| p.as_bytes())));
         Ok(SentencePiece { normalizer, bpe, chunking, cache_owner: cache::new_owner_id() })
     }
 
