@@ -21,7 +21,7 @@ import sysconfig
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-TARGETS = ("pretokenize", "round_trip", "merges", "rankfile", "specials")
+TARGETS = ("pretokenize", "round_trip", "merges", "rankfile", "specials", "sentencepiece")
 HOSTILE = [
     "a" * 3000,
     " " * 2000 + "x",
@@ -78,6 +78,8 @@ def main() -> int:
         write(target, [bytes([i % 256]) + t for i, t in enumerate(texts)])
     specials = [bytes([i % 256, i % 7]) + t[:200] for i, t in enumerate(texts[:200])]
     write("specials", specials)
+    # flags, piece count, then bytes that read as pieces and text (src/fuzzing.rs `sentencepiece`)
+    write("sentencepiece", [bytes([i % 128, i % 12]) + t[:200] for i, t in enumerate(texts[:200])])
     heads = rank_heads(data)
     write("rankfile", heads)
     for target, seeds in python_seeds(data, heads).items():

@@ -12,6 +12,9 @@
 //! - [`merges`]: small == heap == backtrack == the dispatcher on any piece.
 //! - [`rankfile`]: the `.tiktoken` parser never panics, and what it accepts survives dump → parse.
 //! - [`specials`]: `Specials::find_allowed` agrees with a naive scan.
+//! - [`sentencepiece`]: a small SentencePiece model made from the input (and, when the input says
+//!   so, a character map blob from it, valid or not) either refuses the input with an error or
+//!   encodes it with ids in range, the cached chunk path equal to one merge of the whole text.
 
 use crate::core::CoreBpe;
 use crate::merge::backtrack::Backtrack;
@@ -27,12 +30,13 @@ use std::sync::OnceLock;
 pub type Target = fn(&[u8]);
 
 /// Every target, by the name its `fuzz/fuzz_targets/*.rs` file and corpus folder use.
-pub const TARGETS: [(&str, Target); 5] = [
+pub const TARGETS: [(&str, Target); 6] = [
     ("pretokenize", pretokenize),
     ("round_trip", round_trip),
     ("merges", merges),
     ("rankfile", rankfile),
     ("specials", specials),
+    ("sentencepiece", sentencepiece),
 ];
 
 /// Pieces longer than this are not given to the quadratic flat merge. Production uses it below
@@ -285,3 +289,57 @@ fn naive_find(tokens: &[(String, Rank)], text: &[u8], from: usize, allowed: &[bo
 #[cfg(test)]
 #[path = "fuzzing_smoke.rs"]
 mod smoke;
+
+/// The symbols of the SentencePiece target's pieces and text.
+const SPM_ALPHABET: [&str; 6] = ["a", "b", "c", "\u{2581}", "\u{e9}", " "];
+
+/// `data[0]`: flags (bits 0-3 the normalizer options, 4 byte fallback, 5 a charsmap follows,
+/// 6 raw text); `data[1]`: how many pieces (1-12), then per piece a length byte, its symbols and a
+/// score/type byte; with bit 5 a length byte and that many bytes of charsmap blob (the 4-byte
+/// trie size first); the rest is the text (raw bytes with bit 6, else mapped to the alphabet).
+pub fn sentencepiece(data: &[u8]) {
+    use crate::sentencepiece::{Options, SentencePiece, NORMAL, UNUSED, USER_DEFINED};
+    let mut it = data.iter().copied();
+    let (Some(flags), Some(n)) = (it.next(), it.next()) else { return };
+    let symbol = |b: u8| SPM_ALPHABET[b as usize % (SPM_ALPHABET.len() - 1)];
+    let mut pieces = Vec::new();
+    for i in 0..1 + n as usize % 12 {
+        let len = 1 + it.next().unwrap_or(0) as usize % 4;
+        let piece: String = (0..len).map(|_| symbol(it.next().unwrap_or(0))).collect();
+        let meta = it.next().unwrap_or(0);
+        let kind = [NORMAL, NORMAL, NORMAL, NORMAL, USER_DEFINED, UNUSED][meta as usize % 6];
+        let score = -((meta >> 3) as f32) / 2.0;
+        let bits = score.to_bits() as i32 as i64;
+        let rank = (if bits >= 0 { bits } else { i32::MIN as i64 - 1 - bits }) as i32;
+        pieces.push((piece, 1 + i as u32, rank, kind));
+    }
+    let n_pieces = pieces.len() as u32;
+    let byte_ids: Vec<u32> = if flags & 16 != 0 { (0..256).map(|b| 1 + n_pieces + b).collect() } else { vec![] };
+    let vocab = 1 + n_pieces + byte_ids.len() as u32;
+    let blob: Option<Vec<u8>> = (flags & 32 != 0).then(|| {
+        let len = it.next().unwrap_or(0) as usize;
+        it.by_ref().take(len).collect()
+    });
+    let rest: Vec<u8> = it.collect();
+    let text: Vec<u8> = if flags & 64 != 0 {
+        rest
+    } else {
+        rest.iter().flat_map(|&b| SPM_ALPHABET[b as usize % SPM_ALPHABET.len()].bytes()).collect()
+    };
+    let options = Options {
+        add_dummy_prefix: flags & 1 != 0,
+        remove_extra_whitespaces: flags & 2 != 0,
+        escape_whitespaces: flags & 4 != 0,
+        treat_whitespace_as_suffix: flags & 8 != 0,
+    };
+    let Ok(model) = SentencePiece::new(pieces, 0, byte_ids, blob.as_deref(), options) else { return };
+    let Ok(ids) = model.encode(&text) else {
+        assert!(model.normalize(&text).is_err(), "encode failed but normalize did not");
+        return;
+    };
+    assert!(ids.iter().all(|&i| i < vocab), "an id outside the vocabulary: {ids:?}");
+    assert_eq!(model.encode(&text).expect("encoded once"), ids, "the cached chunks differ");
+    let whole = model.encode_spans(&text).expect("encoded once");
+    assert_eq!(whole.ids, ids, "chunked and whole-text merges differ on {:?}", String::from_utf8_lossy(&text));
+    assert_eq!(whole.normalized, model.normalize(&text).expect("normalized once"));
+}

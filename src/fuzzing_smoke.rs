@@ -166,6 +166,11 @@ fn smoke_rankfile() {
 }
 
 #[test]
+fn smoke_sentencepiece() {
+    run("sentencepiece");
+}
+
+#[test]
 fn smoke_specials() {
     run("specials");
 }

@@ -16,7 +16,7 @@ from pathlib import Path
 import bpekit
 from bpekit.formats import gguf
 from bpekit.formats import hf as hf_format
-from bpekit.formats.sentencepiece import SentencePieceModel
+from bpekit.formats.sentencepiece import SentencePieceBPE, SentencePieceModel
 from bpekit.minbpe import RegexTokenizer
 
 SAMPLE = "Hello world, héllo  wörld!\n\t12345 <|endoftext|> 日本語 🙂"
@@ -38,7 +38,14 @@ def minbpe(data: bytes) -> None:
 
 
 def sentencepiece(data: bytes) -> None:
-    SentencePieceModel.load(data)
+    model = SentencePieceModel.load(data)
+    if model.model_type == "BPE":  # then it must encode and decode (the Rust normalizer and merge)
+        tok = SentencePieceBPE(model)
+        for text in (SAMPLE, SAMPLE.encode("utf-8")[:-3] + b"\xff\xfe"):
+            ids = tok.encode(text)
+            tok.encode([text, text], num_threads=2)
+            tok.encode(text, out_type=str)
+            tok.decode(ids)
 
 
 def json_doc(data: bytes) -> None:

@@ -40,10 +40,14 @@ impl CharsMap {
         if n_units == 0 {
             return Err(Error::Format("precompiled_charsmap is broken: its trie has no units".into()));
         }
-        let units: Vec<u32> =
-            blob[4..4 + 4 * n_units].chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-        let root = offset(units[0]);
-        Ok(CharsMap { units, pool: blob[4 + trie_size..].to_vec(), root })
+        // the declared trie may run past the blob's end (sentencepiece would read beyond it):
+        // the units are the whole ones present, the pool what follows the declared trie, if any
+        let trie = &blob[4..(4 + 4 * n_units).min(blob.len())];
+        let units: Vec<u32> = trie.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let pool = blob.get(4 + trie_size..).unwrap_or_default().to_vec();
+        let mut map = CharsMap { units, pool, root: 0 };
+        map.root = offset(map.unit(0)?);
+        Ok(map)
     }
 
     fn unit(&self, index: usize) -> Result<u32> {

@@ -381,5 +381,10 @@ mod tests {
         let m = SentencePiece::new(vec![], 0, vec![], Some(&blob), OPTIONS).unwrap();
         assert!(matches!(m.normalize(b"abc"), Err(Error::Format(m)) if m.contains("outside its 1 units")));
         assert!(matches!(CharsMap::new(&[1, 0, 0, 0]), Err(Error::Format(_))));
+        // a trie declared past the blob's end (found by the fuzz target: a slice panic), and one
+        // with no whole unit present
+        let past = SentencePiece::new(vec![], 0, vec![], Some(&[8, 0, 0, 0, 1, 2, 3, 4, 5, 6]), OPTIONS).unwrap();
+        assert!(matches!(past.normalize(b"ab"), Err(Error::Format(m)) if m.contains("outside its 1 units")));
+        assert!(matches!(CharsMap::new(&[4, 0, 0, 0, 0xff]), Err(Error::Format(m)) if m.contains("outside its 0 units")));
     }
 }

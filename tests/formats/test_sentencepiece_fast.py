@@ -163,6 +163,26 @@ def test_many_models_in_one_thread() -> None:
                 assert tok.encode(text) == _reference(index, text)[1]
 
 
+@pytest.mark.parametrize(
+    "blob", [bytes([8, 0, 0, 0, 1, 2, 3, 4, 5, 6]), bytes([4, 0, 0, 0, 0xFF]), bytes([12, 0, 0, 0, 0, 1, 0, 0, 7])]
+)
+def test_a_trie_declared_past_the_blob_end_is_a_format_error(blob: bytes) -> None:
+    """Found by the Rust fuzz target: the Rust reader sliced past the end (a panic), the Python
+    one raised ValueError from ``array.frombytes`` on the partial unit."""
+    proto = ModelProto()
+    _ = proto.pieces.add(piece="<unk>", score=0.0, type=2)
+    _ = proto.pieces.add(piece="a", score=0.0)
+    proto.trainer_spec.model_type = 2
+    proto.normalizer_spec.precompiled_charsmap = blob
+    try:
+        tok = SentencePieceBPE.load(proto.SerializeToString())
+    except FormatError:
+        return
+    for call in (tok.normalize, tok.encode, tok.model.normalizer.normalize_reference):
+        with pytest.raises(FormatError):
+            call("ab")
+
+
 @needs_models
 @settings(max_examples=40)
 @given(st.data())

@@ -37,7 +37,8 @@ class CharsMap:
             )
         n_units = trie_size // 4  # sentencepiece ignores a trailing partial unit
         units = array(_UNIT_TYPECODE)
-        units.frombytes(blob[4 : 4 + 4 * n_units])
+        trie = blob[4 : 4 + 4 * n_units]  # the declared trie may run past the blob's end
+        units.frombytes(trie[: len(trie) // 4 * 4])
         if sys.byteorder == "big":
             units.byteswap()
         if n_units == 0:
