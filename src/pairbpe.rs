@@ -12,7 +12,7 @@
 //! full); the heap merge runs only on cache misses.
 
 use crate::error::{Error, Result};
-use crate::pretokenize::Pretokenizer;
+use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -93,6 +93,9 @@ pub fn byte_level_bytes(token: &str) -> Option<Vec<u8>> {
 /// How raw text becomes pieces: the core splitter plus Hugging Face's ByteLevel prefix options.
 pub struct Split {
     pub splitter: Pretokenizer,
+    /// When not empty, these Hugging Face `Split(Isolated)` stages cut the text instead of
+    /// `splitter`, one after the other (a `Sequence` of Splits, as DeepSeek's pre-tokenizers).
+    pub isolated: Vec<RegexSplitter>,
     /// Prefix the whole text with a space unless it starts with one (`ByteLevel(use_regex)`).
     pub text_prefix: bool,
     /// Prefix every piece with a space unless it starts with one (`Split` then `ByteLevel`).
@@ -219,19 +222,31 @@ impl PairBpe {
         let mut out = Vec::with_capacity(text.len() / 3);
         let mut buf = Vec::new();
         let bytes = text.as_bytes();
-        self.split.splitter.for_each_piece(text, |s, e| {
-            let piece = &bytes[s..e];
-            if self.split.piece_prefix && piece.first() != Some(&b' ') {
-                buf.clear();
-                buf.push(b' ');
-                buf.extend_from_slice(piece);
-                self.encode_piece(&buf, &mut out);
-            } else {
-                self.encode_piece(piece, &mut out);
+        if !self.split.isolated.is_empty() {
+            let pieces = RegexSplitter::isolate_all(&self.split.isolated, text)?;
+            for (s, e) in pieces {
+                self.encode_prefixed(&bytes[s..e], &mut buf, &mut out);
             }
+            return Ok(out);
+        }
+        self.split.splitter.for_each_piece(text, |s, e| {
+            self.encode_prefixed(&bytes[s..e], &mut buf, &mut out);
             Ok(())
         })?;
         Ok(out)
+    }
+
+    /// `encode_piece`, after the space `piece_prefix` asks for.
+    #[inline]
+    fn encode_prefixed(&self, piece: &[u8], buf: &mut Vec<u8>, out: &mut Vec<u32>) {
+        if self.split.piece_prefix && piece.first() != Some(&b' ') {
+            buf.clear();
+            buf.push(b' ');
+            buf.extend_from_slice(piece);
+            self.encode_piece(buf, out);
+        } else {
+            self.encode_piece(piece, out);
+        }
     }
 }
 
@@ -244,7 +259,7 @@ mod tests {
         for (b, slot) in byte_ids.iter_mut().enumerate() {
             *slot = b as u32;
         }
-        let split = Split { splitter: Pretokenizer::new(r"\S+|\s+").unwrap(), text_prefix: false, piece_prefix: false };
+        let split = Split { splitter: Pretokenizer::new(r"\S+|\s+").unwrap(), isolated: vec![], text_prefix: false, piece_prefix: false };
         PairBpe::new(byte_ids, merges, None, split).unwrap()
     }
 
@@ -273,7 +288,7 @@ mod tests {
 
     #[test]
     fn repeated_merge_is_an_error() {
-        let split = Split { splitter: Pretokenizer::new(r"\S+").unwrap(), text_prefix: false, piece_prefix: false };
+        let split = Split { splitter: Pretokenizer::new(r"\S+").unwrap(), isolated: vec![], text_prefix: false, piece_prefix: false };
         assert!(PairBpe::new([0; 256], &[(1, 2, 3), (1, 2, 4)], None, split).is_err());
     }
 }

@@ -51,6 +51,43 @@ impl RegexSplitter {
         })
     }
 
+    /// The pieces of `text` after each of `stages` isolated its matches in every piece of the
+    /// stage before (a Hugging Face `Sequence` of `Split(Isolated)`), as byte ranges.
+    pub fn isolate_all(stages: &[RegexSplitter], text: &str) -> Result<Vec<(usize, usize)>> {
+        let (mut pieces, mut next) = (vec![(0, text.len())], Vec::new());
+        for stage in stages {
+            next.clear();
+            for &(s, e) in &pieces {
+                stage.isolate(text, s, e, &mut next)?;
+            }
+            std::mem::swap(&mut pieces, &mut next);
+        }
+        pieces.retain(|(s, e)| e > s);
+        Ok(pieces)
+    }
+
+    /// Hugging Face's `Split` with the `Isolated` behaviour on `text[start..end]` (the slice is
+    /// its own string: anchors and lookarounds stop at its ends): the matches and the gaps between
+    /// them, in order, the empty ones left out, as ranges of `text` appended to `out`.
+    pub fn isolate(&self, text: &str, start: usize, end: usize, out: &mut Vec<(usize, usize)>) -> Result<()> {
+        let mut prev = start;
+        for m in self.regex().find_iter(&text[start..end]) {
+            let m = m.map_err(|e| Error::Regex(e.to_string()))?;
+            let (s, e) = (start + m.start(), start + m.end());
+            if s > prev {
+                out.push((prev, s));
+            }
+            if e > s {
+                out.push((s, e));
+            }
+            prev = e;
+        }
+        if end > prev {
+            out.push((prev, end));
+        }
+        Ok(())
+    }
+
     pub fn for_each_match(
         &self,
         text: &str,

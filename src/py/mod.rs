@@ -1,5 +1,6 @@
 //! The PyO3 binding: type conversion, GIL release, and error mapping. No algorithm lives here.
 
+mod added;
 mod batch;
 mod bound;
 mod calls;
@@ -91,6 +92,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<decode::SentencePieceIds>()?;
     m.add_function(wrap_pyfunction!(encoder::parse_tiktoken_ranks, m)?)?;
     m.add_class::<pairbpe::PairBPE>()?;
+    m.add_class::<pairbpe::IsolatedSplit>()?;
+    m.add_class::<added::LiteralMatcher>()?;
     m.add_class::<sentencepiece::SentencePieceCore>()?;
     m.add("PAIR_DROP", crate::pairbpe::DROP)?;
     m.add("DEFAULT_PRETOKEN_CACHE_BYTES", crate::merge::cache::DEFAULT_CAPACITY_BYTES)?;

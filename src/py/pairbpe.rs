@@ -4,7 +4,7 @@
 use super::run;
 use crate::pairbpe::{byte_level_bytes, merge_ids, PairBpe, Split};
 use crate::parallel;
-use crate::pretokenize::Pretokenizer;
+use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use pyo3::prelude::*;
 
 /// `[(left id, right id, merged id)]` in rank order for a merge list of token strings (checked:
@@ -31,7 +31,10 @@ impl PairBPE {
     /// `whole`: the byte-level vocabulary, given only for `ignore_merges` (tokens outside the
     /// byte alphabet are left out).
     #[new]
-    #[pyo3(signature = (byte_ids, merges, pattern, text_prefix = false, piece_prefix = false, whole = None))]
+    /// `isolated`: Hugging Face `Split(Isolated)` patterns (fancy-regex syntax) that cut the text
+    /// one after the other instead of `pattern`.
+    #[pyo3(signature = (byte_ids, merges, pattern, text_prefix = false, piece_prefix = false, whole = None, isolated = vec![]))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         byte_ids: Vec<u32>,
@@ -40,6 +43,7 @@ impl PairBPE {
         text_prefix: bool,
         piece_prefix: bool,
         whole: Option<rustc_hash::FxHashMap<String, u32>>,
+        isolated: Vec<String>,
     ) -> PyResult<Self> {
         run(py, || {
             let whole = whole.map(|w| {
@@ -48,7 +52,8 @@ impl PairBPE {
             let byte_ids: [u32; 256] = byte_ids
                 .try_into()
                 .map_err(|v: Vec<u32>| crate::Error::Vocab(format!("byte_ids needs 256 ids, got {}", v.len())))?;
-            let split = Split { splitter: Pretokenizer::new(pattern)?, text_prefix, piece_prefix };
+            let isolated = isolated.iter().map(|p| RegexSplitter::new(p)).collect::<crate::Result<Vec<_>>>()?;
+            let split = Split { splitter: Pretokenizer::new(pattern)?, isolated, text_prefix, piece_prefix };
             Ok(PairBPE { model: PairBpe::new(byte_ids, &merges, whole, split)? })
         })
     }
@@ -71,5 +76,27 @@ impl PairBPE {
     #[pyo3(signature = (texts, num_threads = 0))]
     fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, num_threads: usize) -> PyResult<Vec<Vec<u32>>> {
         run(py, || parallel::map(&texts, num_threads, |t| self.model.encode(t)).into_iter().collect())
+    }
+}
+
+/// Hugging Face `Split(Isolated)` stages run one after the other, in Rust: the raw pieces.
+#[pyclass(frozen, module = "bpekit._core")]
+pub struct IsolatedSplit {
+    stages: Vec<RegexSplitter>,
+}
+
+#[pymethods]
+impl IsolatedSplit {
+    #[new]
+    fn new(py: Python<'_>, patterns: Vec<String>) -> PyResult<Self> {
+        run(py, || Ok(IsolatedSplit { stages: patterns.iter().map(|p| RegexSplitter::new(p)).collect::<crate::Result<_>>()? }))
+    }
+
+    /// The pieces of `text`.
+    fn split(&self, py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
+        run(py, || {
+            let pieces = RegexSplitter::isolate_all(&self.stages, text)?;
+            Ok(pieces.into_iter().map(|(s, e)| text[s..e].to_string()).collect())
+        })
     }
 }

@@ -9,12 +9,14 @@ Matching is leftmost-longest; ``single_word`` rejects a match inside a word, ``l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import regex
 
+from bpekit import _core
 from bpekit.errors import FormatError
 from bpekit.pipeline.base import get
 from bpekit.pipeline.normalizers import WHITESPACE
@@ -51,6 +53,37 @@ def _is_word_char(c: str) -> bool:
     return c.isalnum() or c == "_"
 
 
+class _Matcher:
+    """The added tokens' literals, found leftmost-longest: in Rust (Aho-Corasick), or with the
+    equivalent ``regex`` alternation (longest first) for text that is not valid UTF-8 (lone
+    surrogates)."""
+
+    def __init__(self, literals: list[str], table: dict[str, AddedToken]) -> None:
+        self.literals, self.table = literals, table
+        self.fast = _core.LiteralMatcher(literals)
+
+    @functools.cached_property
+    def pattern(self) -> regex.Pattern[str]:
+        return regex.compile("|".join(regex.escape(s) for s in self.literals))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"literals": self.literals, "table": self.table}  # the Rust matcher is rebuilt
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["literals"], state["table"])  # type: ignore[misc]
+
+    def find(self, text: str) -> Iterator[tuple[int, int, AddedToken]]:
+        try:
+            found = self.fast.find(text)
+        except UnicodeEncodeError:
+            for m in self.pattern.finditer(text):
+                yield m.start(), m.end(), self.table[m.group()]
+            return
+        literals, table = self.literals, self.table
+        for start, stop, index in found:
+            yield start, stop, table[literals[index]]
+
+
 class AddedVocabulary:
     """The added tokens of a tokenizer and the two-pass splitter over them."""
 
@@ -73,11 +106,11 @@ class AddedVocabulary:
         self._norm = self._matcher({normalize(t.content): t for t in norm if normalize(t.content)})
 
     @staticmethod
-    def _matcher(table: dict[str, AddedToken]) -> tuple[regex.Pattern[str], dict[str, AddedToken]] | None:
+    def _matcher(table: dict[str, AddedToken]) -> _Matcher | None:
         if not table:
             return None
         alternatives = sorted(table, key=lambda s: (-len(s), s))  # longest first: leftmost-longest
-        return regex.compile("|".join(regex.escape(s) for s in alternatives)), table
+        return _Matcher(alternatives, table)
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -101,12 +134,9 @@ class AddedVocabulary:
     def _find(text: str, matcher: Any, at_start: bool) -> list[Segment]:
         if matcher is None or not text:
             return [(text, None, at_start)] if text else []
-        pattern, table = matcher
         out: list[Segment] = []
         done = 0
-        for m in pattern.finditer(text):
-            start, stop = m.span()
-            tok = table[m.group()]
+        for start, stop, tok in matcher.find(text):
             inside_word = (start and _is_word_char(text[start - 1])) or (stop < len(text) and _is_word_char(text[stop]))
             if tok.single_word and inside_word:
                 continue

@@ -7,6 +7,12 @@ so that no text falls between pieces. Any other pattern or pre-tokenizer runs in
 Performance: splitting in Rust is ~10x faster than ``regex.finditer`` on the same pattern, and
 the pieces are then cached (raw piece -> ids), so most of the text never reaches the merge loop.
 
+A ``Sequence`` of ``Split(Isolated)`` stages then ``ByteLevel`` (no regex), as DeepSeek's and
+other llama.cpp families' pipelines are, runs in Rust too (``isolated_config``) when every
+stage's pattern is one bpekit knows the two engines agree on: the regexes of llama.cpp's
+pre-tokenizer table (``formats.llamacpp``, in both the adapted and the upstream spelling), each
+checked against the Python ``regex`` path on the corpora and on random text by the tests.
+
 ``core_model`` goes further: when the model is a byte-level ``BPE`` that Rust can run exactly
 (no dropout, no subword prefix/suffix, no unk/byte fallback needed for a missing byte), the split, the
 byte mapping and the pair-rank merge are one call into ``_core.PairBPE`` (src/pairbpe.rs).
@@ -14,6 +20,7 @@ byte mapping and the pair-rank merge are one call into ``_core.PairBPE`` (src/pa
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from bpekit import _core
@@ -21,6 +28,7 @@ from bpekit.patterns import PATTERNS
 from bpekit.pipeline.byte_level import BYTE_TO_CHAR, GPT2_PATTERN
 from bpekit.pipeline.models import BPE
 from bpekit.pipeline.pre_tokenizers import ByteLevel, PreTokenizer, Sequence, Split
+from bpekit.pipeline.onig import onig_to_regex
 from bpekit.tokenizer_export import onig_pattern
 
 # Oniguruma pattern -> the fancy-regex pattern with the same pieces
@@ -53,11 +61,52 @@ def split_config(pre: PreTokenizer | None) -> tuple[str, bool, bool] | None:
     return pattern, segment_prefix, piece_prefix
 
 
+@functools.cache
+def _agreed_patterns() -> frozenset[str]:
+    """Split patterns Oniguruma (Hugging Face) and fancy-regex (the core) split alike."""
+    from bpekit.formats import llamacpp
+
+    out = set(KNOWN)
+    for pre in llamacpp.PRE_TOKENIZERS.values():
+        out.update(rx for rx in pre.regexes if rx not in llamacpp.HAND_WRITTEN)
+        if not any(rx in llamacpp.HAND_WRITTEN for rx in pre.regexes):
+            out.update(llamacpp.upstream_regexes(pre))
+    # word classes differ: Oniguruma's \w holds every number (``¾``), fancy-regex's only digits
+    return frozenset(rx for rx in out if not any(w in rx for w in ("\\b", "\\B", "\\w", "\\W")))
+
+
+def isolated_config(pre: PreTokenizer | None) -> tuple[list[str], bool] | None:
+    """``(fancy-regex patterns, prefix each piece)`` of a ``Sequence`` of ``Split(Isolated)``
+    stages and a ``ByteLevel`` without regex, when Rust can run every stage; else ``None``."""
+    if not isinstance(pre, Sequence) or len(pre.pretokenizers) < 2:
+        return None
+    *splits, byte_level = pre.pretokenizers
+    if not isinstance(byte_level, ByteLevel) or byte_level.use_regex:
+        return None
+    patterns = []
+    for split in splits:
+        if not (isinstance(split, Split) and split.pattern.is_regex and split.behavior == "Isolated"):
+            return None
+        if split.invert or split.pattern.text not in _agreed_patterns():
+            return None
+        patterns.append("(?m)" + onig_to_regex(split.pattern.text))  # Ruby syntax: ^ $ are line anchors
+    return patterns, byte_level.add_prefix_space
+
+
 def core_splitter(pre: PreTokenizer | None) -> Callable[[str], list[str]] | None:
     """A function giving the same raw (not yet byte-mapped) pieces as ``pre``, or ``None``."""
     config = split_config(pre)
     if config is None:
-        return None
+        isolated = isolated_config(pre)
+        if isolated is None:
+            return None
+        stages, prefix = _core.IsolatedSplit(isolated[0]), isolated[1]
+
+        def split_isolated(text: str) -> list[str]:
+            pieces: list[str] = stages.split(text)
+            return [p if p.startswith(" ") else " " + p for p in pieces] if prefix else pieces
+
+        return split_isolated
     pattern, segment_prefix, piece_prefix = config
     core = _core.CoreBPE({bytes([i]): i for i in range(256)}, [], pattern)
 
@@ -75,7 +124,8 @@ def core_splitter(pre: PreTokenizer | None) -> Callable[[str], list[str]] | None
 def core_model(pre: PreTokenizer | None, model: object) -> _core.PairBPE | None:
     """The Rust pair-rank model doing ``pre`` then ``model`` on a text, or ``None``."""
     config = split_config(pre)
-    if config is None or not isinstance(model, BPE) or model.dropout:
+    isolated = isolated_config(pre) if config is None else None
+    if (config is None and isolated is None) or not isinstance(model, BPE) or model.dropout:
         return None
     if model.continuing_subword_prefix or model.end_of_word_suffix:
         return None
@@ -83,9 +133,12 @@ def core_model(pre: PreTokenizer | None, model: object) -> _core.PairBPE | None:
     if None in byte_ids and (model.unk_token is not None or model.byte_fallback):
         return None  # unk / byte fallback needed: the Python model handles those
     whole = model.vocab if model.ignore_merges else None
-    pattern, text_prefix, piece_prefix = config
     # a character missing from the vocabulary (and no unk/fallback) is dropped, as in Hugging Face
     ids = [_core.PAIR_DROP if i is None else i for i in byte_ids]
+    if isolated is not None:
+        return _core.PairBPE(ids, model.merge_ids, GPT2_PATTERN, False, isolated[1], whole, isolated[0])
+    assert config is not None
+    pattern, text_prefix, piece_prefix = config
     return _core.PairBPE(ids, model.merge_ids, pattern, text_prefix, piece_prefix, whole)
 
 
