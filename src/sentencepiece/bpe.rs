@@ -8,8 +8,7 @@
 
 use super::normalize::UserDefined;
 use rustc_hash::FxHashMap;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use super::agenda::{Agenda, Candidate};
 
 /// sentencepiece stops undoing UNUSED merges below this depth.
 pub const MAX_RESEGMENT_DEPTH: usize = 100;
@@ -52,7 +51,7 @@ pub struct Bpe {
 #[derive(Default)]
 pub struct Scratch {
     syms: Vec<Sym>,
-    heap: BinaryHeap<Candidate>,
+    heap: Agenda,
     pub segment: Segment,
 }
 
@@ -71,11 +70,6 @@ const NONE: u32 = u32::MAX;
 
 /// The end of a piece span that stands for one byte piece `<0xHH>`.
 pub const BYTE_PIECE: u32 = u32::MAX;
-
-/// (rank, Reverse(left), Reverse(right), Reverse(end), merged id): the heap's greatest is the
-/// highest score, then the leftmost pair, as in the reference's `(-rank, left, right, size)`
-/// min-heap (the id never decides: the same pair and end make the same piece).
-type Candidate = (i32, Reverse<u32>, Reverse<u32>, Reverse<u32>, u32);
 
 #[inline(always)]
 fn pair_key(a: u32, b: u32) -> u64 {
@@ -115,7 +109,8 @@ impl Bpe {
         for i in 1..syms.len() {
             self.candidate(text, syms, i as u32 - 1, i as u32, heap, &mut rev);
         }
-        while let Some((_, Reverse(left), Reverse(right), Reverse(end), id)) = heap.pop() {
+        while let Some(c) = heap.pop() {
+            let (left, right, end, id) = (c.left(), c.right, c.end, c.id);
             let (l, r) = (syms[left as usize], syms[right as usize]);
             if l.start == NONE || r.start == NONE || r.end != end {
                 continue; // stale
@@ -152,7 +147,7 @@ impl Bpe {
         syms: &[Sym],
         a: u32,
         b: u32,
-        heap: &mut BinaryHeap<Candidate>,
+        heap: &mut Agenda,
         rev: &mut FxHashMap<&'t [u8], (u32, u32, u32)>,
     ) {
         let (sa, sb) = (&syms[a as usize], &syms[b as usize]);
@@ -166,7 +161,7 @@ impl Bpe {
             self.table.get(piece) // a side is no piece (a character outside the vocabulary)
         };
         if let Some(e) = found {
-            heap.push((e.rank, Reverse(a), Reverse(b), Reverse(sb.end), e.id));
+            heap.push(Candidate::new(e.rank, a, b, sb.end, e.id));
             if e.kind == Kind::Unused {
                 rev.insert(piece, (sa.start, sb.start, sb.end));
             }

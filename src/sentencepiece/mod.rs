@@ -12,6 +12,7 @@
 //! through the cache (`src/PERFORMANCE.md`, "Eleventh round"). Models with UNUSED pieces are never
 //! cut (which halves an UNUSED piece splits into is the last split recorded anywhere in the text).
 
+pub mod agenda;
 pub mod bpe;
 pub mod charsmap;
 pub mod normalize;

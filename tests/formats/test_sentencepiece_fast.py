@@ -150,6 +150,8 @@ def test_pickled_models_encode_the_same() -> None:
     assert again.encode(text) == tok.encode(text)
     pipeline = Tokenizer.from_file(MODELS[0])
     assert pickle.loads(pickle.dumps(pipeline)).encode(text) == pipeline.encode(text) == tok.encode(text)
+    texts = [text, "", "two", text.upper()]
+    assert pipeline.encode_batch(texts) == [tok.encode(t) for t in texts]  # the Rust batch
 
 
 @needs_models
