@@ -151,14 +151,7 @@ impl SentencePiece {
         let has_unused = table.values().any(|e: &Entry| e.kind == Kind::Unused);
         let chunking = if has_unused { None } else { chunk_mode(table.keys().map(|k| &k[..])) };
         let charsmap = charsmap.map(CharsMap::new).transpose()?;
-        let normalizer = Normalizer::new(
-            charsmap,
-            UserDefined::new(user_defined.iter().map(|p| p.as_bytes())),
-            options.add_dummy_prefix,
-            options.remove_extra_whitespaces,
-            options.escape_whitespaces,
-            options.treat_whitespace_as_suffix,
-        );
+        let normalizer = Normalizer::new(charsmap, UserDefined::new(user_defined.iter().map(|p| p.as_bytes())), options);
         let bpe = Bpe::new(table, unk_id, byte_ids, UserDefined::new(user_defined.iter().map(|p| p.as_bytes())));
         Ok(SentencePiece { normalizer, bpe, chunking, cache_owner: cache::new_owner_id() })
     }

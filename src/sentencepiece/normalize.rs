@@ -10,6 +10,7 @@
 //! end with `treat_whitespace_as_suffix`).
 
 use super::charsmap::CharsMap;
+use super::Options;
 use crate::error::Result;
 use rustc_hash::FxHashSet;
 
@@ -61,10 +62,7 @@ impl UserDefined {
 pub struct Normalizer {
     charsmap: Option<CharsMap>,
     user_defined: UserDefined,
-    add_dummy_prefix: bool,
-    remove_extra_whitespaces: bool,
-    escape_whitespaces: bool,
-    treat_whitespace_as_suffix: bool,
+    options: Options,
     /// For each ASCII byte: when it is a prefix by itself, copied as is (not a space, no
     /// user-defined piece starts with it, and no rule matches there), given the byte after it.
     ascii: [Ascii; 128],
@@ -133,14 +131,7 @@ impl Joiner {
 }
 
 impl Normalizer {
-    pub fn new(
-        charsmap: Option<CharsMap>,
-        user_defined: UserDefined,
-        add_dummy_prefix: bool,
-        remove_extra_whitespaces: bool,
-        escape_whitespaces: bool,
-        treat_whitespace_as_suffix: bool,
-    ) -> Normalizer {
+    pub fn new(charsmap: Option<CharsMap>, user_defined: UserDefined, options: Options) -> Normalizer {
         let mut ascii = [Ascii::Special; 128];
         for (b, kind) in ascii.iter_mut().enumerate() {
             let b = b as u8;
@@ -160,15 +151,7 @@ impl Normalizer {
                 Some(Some((false, follow))) => Ascii::PlainUnlessFollowedBy(follow),
             };
         }
-        Normalizer {
-            charsmap,
-            user_defined,
-            add_dummy_prefix,
-            remove_extra_whitespaces,
-            escape_whitespaces,
-            treat_whitespace_as_suffix,
-            ascii,
-        }
+        Normalizer { charsmap, user_defined, options, ascii }
     }
 
     /// The normalized text of `data`, which may be malformed UTF-8.
@@ -176,15 +159,15 @@ impl Normalizer {
         if data.is_empty() {
             return Ok(String::new());
         }
-        let space = if self.escape_whitespaces { SPACE_SYMBOL } else { " " };
+        let space = if self.options.escape_whitespaces { SPACE_SYMBOL } else { " " };
         let mut j = Joiner {
             out: String::with_capacity(data.len() + data.len() / 4 + 8),
-            remove: self.remove_extra_whitespaces,
-            escape: self.escape_whitespaces,
-            prev_space: self.remove_extra_whitespaces,
-            started: !self.remove_extra_whitespaces,
+            remove: self.options.remove_extra_whitespaces,
+            escape: self.options.escape_whitespaces,
+            prev_space: self.options.remove_extra_whitespaces,
+            started: !self.options.remove_extra_whitespaces,
         };
-        if self.add_dummy_prefix && !self.treat_whitespace_as_suffix {
+        if self.options.add_dummy_prefix && !self.options.treat_whitespace_as_suffix {
             j.out.push_str(space);
         }
         let mut pos = 0;
@@ -237,11 +220,11 @@ impl Normalizer {
             return Ok(String::new()); // only " " prefixes: no dummy prefix either
         }
         let mut out = j.out;
-        if self.remove_extra_whitespaces {
+        if self.options.remove_extra_whitespaces {
             let kept = out.trim_end_matches(space).len();
             out.truncate(kept);
         }
-        if self.add_dummy_prefix && self.treat_whitespace_as_suffix {
+        if self.options.add_dummy_prefix && self.options.treat_whitespace_as_suffix {
             out.push_str(space);
         }
         Ok(out)
