@@ -165,7 +165,7 @@ class SentencePieceBPE:
         from ``random.Random(seed)`` (fresh per call, so a seed gives the same pieces each time).
         ``bytes`` input may be malformed UTF-8; each bad byte becomes U+FFFD. A list (or tuple)
         of texts gives a list of results, as sentencepiece's ``encode`` does; its ids are encoded
-        in parallel (``num_threads`` 0: one thread per core).
+        in parallel (``num_threads`` 0, or sentencepiece's default -1: one thread per core).
         """
         if type(text) is str and out_type is int and type(alpha) is float and alpha <= 0.0:
             if not (add_bos or add_eos or reverse):
@@ -182,12 +182,12 @@ class SentencePieceBPE:
             "seed": seed,
         }
         if isinstance(text, list | tuple):
-            if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
-                raise InputTypeError(f"num_threads must be an int >= 0, not {num_threads!r}")
+            if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < -1:
+                raise InputTypeError(f"num_threads must be an int >= -1 (-1 or 0: one per core), not {num_threads!r}")
             texts = [_text(t) for t in text]
             if out_type is int and _no_dropout(alpha) and not (add_bos or add_eos or reverse):
                 try:
-                    return self._core.encode_batch(texts, num_threads)
+                    return self._core.encode_batch(texts, max(num_threads, 0))
                 except UnicodeEncodeError:
                     pass  # a lone surrogate somewhere: each text below, the reference refuses it
             return [self.encode(t, out_type, **options) for t in texts]  # type: ignore[call-overload]
