@@ -16,14 +16,22 @@ for every document, or the run stops.
 Reported: MB of input text per second (median of the rounds) and the median of the per-round
 ratios to sentencepiece's per-document ``encode``.
 
+``--hostile``: instead, one ``encode`` of 1 MB inputs with no ``▁`` for the merge to cut at (one
+letter repeated, random letters, spaces, digits, CJK, emoji) and of 1 MB of English, process CPU
+time, best of the rounds, for both libraries, bpekit with a new model (an empty chunk cache) for
+each call; each library's time is also given as a multiple of its own English time.
+
     python benches/sentencepiece.py [--rounds 5] [--max-mb 1] [--models bpe_multi_bytefb_3000 ...]
+    python benches/sentencepiece.py --hostile [--rounds 3] [--models ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -75,12 +83,60 @@ def passes(data: bytes) -> tuple[dict[str, Callable[[list[str]], object]], dict[
     return out, {"bpekit encode (new model)": renew}
 
 
+def hostile_inputs() -> dict[str, str]:
+    """1 MB (UTF-8) each: English, and inputs with no ``▁`` inside for chunks to be cut at."""
+    rng = random.Random(0)
+    english = (DATA / "corpora" / "tinyshakespeare.txt").read_text(encoding="utf-8")[:1_000_000]
+    return {
+        "English": english,
+        "one letter": "a" * 1_000_000,
+        "random letters": "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(1_000_000)),
+        "spaces": " " * 1_000_000,
+        "digits": "".join(rng.choice("0123456789") for _ in range(1_000_000)),
+        "CJK": "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(333_333)),
+        "emoji": "\U0001f600" * 250_000,
+    }
+
+
+def hostile(models_: dict[str, bytes], rounds: int) -> None:
+    import sentencepiece
+
+    inputs = hostile_inputs()
+    print("| model | input | bpekit ms | x own English | sentencepiece ms | x own English |")
+    print("|---|---|---|---|---|---|")
+    for label, data in models_.items():
+        ours = SentencePieceBPE.load(data)
+        theirs = sentencepiece.SentencePieceProcessor(model_proto=data)
+        best: dict[tuple[str, str], float] = {}
+        for name, text in inputs.items():
+            if ours.encode(text) != theirs.encode(text):
+                sys.exit(f"{label}: bpekit differs from sentencepiece on {name}")
+            for lib in ("bpekit", "sentencepiece"):
+                times = []
+                for _ in range(rounds):
+                    # a fresh bpekit model each time: its chunk cache empty, the text seen once
+                    run = SentencePieceBPE.load(data).encode if lib == "bpekit" else theirs.encode
+                    start = time.process_time()
+                    run(text)
+                    times.append(time.process_time() - start)
+                best[lib, name] = min(times) * 1000
+        for name in inputs:
+            b, s = best["bpekit", name], best["sentencepiece", name]
+            eb, es = best["bpekit", "English"], best["sentencepiece", "English"]
+            print(f"| {label} | {name} | {b:.1f} | {b / eb:.2f}x | {s:.1f} | {s / es:.2f}x |")
+        sys.stdout.flush()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--max-mb", type=float, default=1.0)
     ap.add_argument("--models", nargs="+", default=["bpe_shakes_1000", "bpe_multi_bytefb_3000"])
+    ap.add_argument("--hostile", action="store_true", help="1 MB inputs without a split point (see above)")
     args = ap.parse_args()
+    if args.hostile:
+        hostile(models(args.models), args.rounds)
+        return
     corpora = load_corpora(args.max_mb)
     print("| model | corpus (MB) | pass | MB/s | x sentencepiece encode |")
     print("|---|---|---|---|---|")
