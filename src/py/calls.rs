@@ -139,7 +139,7 @@ impl Fail {
 }
 
 /// Calls `module.name(*args)` (the Python side of a check: only on the slow path).
-fn call_python<'py>(py: Python<'py>, module: &str, name: &str, args: impl pyo3::call::PyCallArgs<'py>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn call_python<'py>(py: Python<'py>, module: &str, name: &str, args: impl pyo3::call::PyCallArgs<'py>) -> PyResult<Bound<'py, PyAny>> {
     py.import(module)?.getattr(name)?.call1(args)
 }
 
@@ -153,7 +153,7 @@ fn python_refusal(py: Python<'_>, check: &str, obj: &Bound<'_, PyAny>) -> PyErr 
 
 /// Whether `chars` code points are surely within `max_input_bytes`; otherwise `limits.check_texts`
 /// decides (it reads the environment on first use, counts UTF-8 bytes near the limit, raises).
-fn check_limit<'py>(py: Python<'py>, chars: usize, texts: impl FnOnce() -> PyResult<Bound<'py, PyAny>>) -> PyResult<()> {
+pub(crate) fn check_limit<'py>(py: Python<'py>, chars: usize, texts: impl FnOnce() -> PyResult<Bound<'py, PyAny>>) -> PyResult<()> {
     static LIMITS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
     let d = LIMITS.get_or_try_init(py, || Ok::<_, PyErr>(py.import("bpekit.limits")?.dict().unbind()))?;
     // The value as a C call, not PyO3's generic extraction (a third of this check's cost), and

@@ -1,14 +1,15 @@
 //! `bpekit._core.SentencePieceCore`: a SentencePiece BPE model's encoder (`crate::sentencepiece`)
-//! as seen from Python (`bpekit.formats.sentencepiece.fast` builds it from a model).
+//! as seen from Python (`bpekit.formats.sentencepiece.fast` builds it from a model). Every call
+//! checks `bpekit.limits`' `max_input_bytes` first.
 
-use super::calls::HOLD_GIL_BELOW;
+use super::calls::{call_python, check_limit, HOLD_GIL_BELOW};
 use super::ints::IdInts;
 use super::{run, run_held};
 use crate::parallel;
 use crate::sentencepiece::{bpe::BYTE_PIECE, MergeablePiece, Options, SentencePiece};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct SentencePieceCore {
@@ -25,6 +26,36 @@ fn text_bytes<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
         return Ok(b.as_bytes());
     }
     Err(PyTypeError::new_err(format!("text must be str or bytes, not {}", text.get_type().name()?)))
+}
+
+/// `bpekit.limits`' `max_input_bytes` for one text (`EncodeError`).
+fn check_size<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<()> {
+    if let Ok(s) = text.cast::<PyString>() {
+        check_limit(py, s.len()?, || Ok(PyTuple::new(py, [s])?.into_any()))
+    } else if let Ok(b) = text.cast::<PyBytes>() {
+        call_python(py, "bpekit.limits", "check_bytes", (b.as_bytes().len(),)).map(drop)
+    } else {
+        Ok(()) // not a text: `text_bytes` refuses it
+    }
+}
+
+/// As [`check_size`] for all the texts of a batch together.
+fn check_sizes<'py>(py: Python<'py>, texts: &[Bound<'py, PyAny>]) -> PyResult<()> {
+    if texts.iter().all(|t| t.is_instance_of::<PyString>()) {
+        let chars = texts.iter().map(|t| t.len()).sum::<PyResult<usize>>()?;
+        return check_limit(py, chars, || Ok(PyTuple::new(py, texts)?.into_any()));
+    }
+    // bytes among them: their UTF-8 sizes added up exactly (a str with lone surrogates is
+    // refused later, so it counts its code points here)
+    let mut size = 0usize;
+    for t in texts {
+        size = size.saturating_add(match (t.cast::<PyString>(), t.cast::<PyBytes>()) {
+            (Ok(s), _) => s.to_str().map(|x| x.len()).or_else(|_| s.len())?,
+            (_, Ok(b)) => b.as_bytes().len(),
+            _ => 0,
+        });
+    }
+    call_python(py, "bpekit.limits", "check_bytes", (size,)).map(drop)
 }
 
 /// Runs `f`, with the GIL released for long texts.
@@ -64,12 +95,14 @@ impl SentencePieceCore {
 
     /// The normalized text (`str`, or `bytes` that may be malformed UTF-8).
     fn normalize(&self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<String> {
+        check_size(py, text)?;
         let data = text_bytes(text)?;
         call(py, data.len(), || self.model.normalize(data))
     }
 
     /// The ids of one text.
     fn encode<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        check_size(py, text)?;
         let data = text_bytes(text)?;
         let ids = call(py, data.len(), || self.model.encode(data))?;
         self.ints.list(py, &ids)
@@ -77,6 +110,7 @@ impl SentencePieceCore {
 
     /// The pieces and ids of one text.
     fn encode_pieces(&self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<(Vec<String>, Vec<u32>)> {
+        check_size(py, text)?;
         let data = text_bytes(text)?;
         let enc = call(py, data.len(), || self.model.encode_spans(data))?;
         let text = enc.normalized.as_bytes();
@@ -102,6 +136,7 @@ impl SentencePieceCore {
         texts: Vec<Bound<'py, PyAny>>,
         num_threads: usize,
     ) -> PyResult<Vec<Bound<'py, PyList>>> {
+        check_sizes(py, &texts)?;
         let data = texts.iter().map(text_bytes).collect::<PyResult<Vec<&[u8]>>>()?;
         let out: Vec<Vec<u32>> =
             run(py, || parallel::map(&data, num_threads, |t| self.model.encode(t)).into_iter().collect())?;

@@ -214,3 +214,29 @@ def test_corrupt_character_maps_fail_as_the_reference_does(draw: st.DataObject) 
             tok.encode(text)
     else:
         assert tok.normalize(text) == want
+
+
+@needs_models
+def test_max_input_bytes_applies_to_every_call() -> None:
+    import bpekit
+
+    tok = _tok(0)
+    pipeline = Tokenizer.from_file(MODELS[0])
+    before = bpekit.get_limits()["max_input_bytes"]
+    bpekit.set_limits(max_input_bytes=100)
+    try:
+        for call, arg in [
+            (tok.encode, "a" * 101),
+            (tok.encode, b"a" * 101),
+            (tok.encode, ["a" * 60, "b" * 60]),
+            (tok.encode, ["a" * 60, b"b" * 60]),
+            (tok.normalize, "a" * 101),
+            (tok.encode_pieces_and_ids, "a" * 101),
+            (pipeline.encode, "a" * 101),
+        ]:
+            with pytest.raises(EncodeError, match="max_input_bytes"):
+                call(arg)
+        assert tok.encode("a" * 100) == tok.encode(b"a" * 100)
+        assert len(tok.encode(["a" * 50, b"b" * 50])) == 2
+    finally:
+        bpekit.set_limits(max_input_bytes=before)
