@@ -90,9 +90,70 @@ pub fn byte_level_bytes(token: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// Pieces longer than this (bytes) are merged every time, not cached (a pipeline with no
+/// pre-tokenizer hands whole texts to the model).
+const CACHE_MAX_PIECE: usize = 256;
+
+/// How a piece's characters become the first symbols of a model that is not byte-level (Hugging
+/// Face's `BPE` over characters, with `byte_fallback` and `unk_token`, as Llama-2-style
+/// `tokenizer.json` files have). The Python reference is `bpekit.pipeline.models.BPE._symbols`.
+pub struct CharSymbols {
+    /// The id of every token that is one character.
+    pub chars: FxHashMap<char, u32>,
+    /// `byte_fallback`: the id of each byte token `<0xHH>` ([`DROP`] if missing), else `None`.
+    pub bytes: Option<[u32; 256]>,
+    /// The unk token's id (`None`: no unk token, an unknown character is dropped).
+    pub unk: Option<u32>,
+    pub fuse_unk: bool,
+}
+
+impl CharSymbols {
+    /// The symbols of `text`: a character's token, else its byte tokens (all of them must
+    /// exist), else the unk token (runs of them fused with `fuse_unk`; a pending unk is written
+    /// before the next known character, after byte tokens, as Hugging Face does).
+    fn symbols(&self, text: &str, out: &mut Vec<u32>) {
+        let mut pending: Option<u32> = None;
+        for c in text.chars() {
+            if let Some(&id) = self.chars.get(&c) {
+                if let Some(u) = pending.take() {
+                    out.push(u);
+                }
+                out.push(id);
+                continue;
+            }
+            if let Some(bytes) = &self.bytes {
+                let mut buf = [0u8; 4];
+                let utf8 = c.encode_utf8(&mut buf).as_bytes();
+                if utf8.iter().all(|&b| bytes[b as usize] != DROP) {
+                    out.extend(utf8.iter().map(|&b| bytes[b as usize]));
+                    continue;
+                }
+            }
+            if let Some(unk) = self.unk {
+                if let Some(u) = pending {
+                    if !self.fuse_unk {
+                        out.push(u);
+                    }
+                }
+                pending = Some(unk);
+            }
+        }
+        if let Some(u) = pending {
+            out.push(u);
+        }
+    }
+}
+
+/// The first symbols of a piece: its bytes through the byte-level alphabet, or its characters.
+pub enum Symbols {
+    Bytes([u32; 256]),
+    Chars(CharSymbols),
+}
+
 /// How raw text becomes pieces: the core splitter plus Hugging Face's ByteLevel prefix options.
 pub struct Split {
-    pub splitter: Pretokenizer,
+    /// `None`: no pre-tokenizer, the whole text is one piece.
+    pub splitter: Option<Pretokenizer>,
     /// When not empty, these Hugging Face `Split(Isolated)` stages cut the text instead of
     /// `splitter`, one after the other (a `Sequence` of Splits, as DeepSeek's pre-tokenizers).
     pub isolated: Vec<RegexSplitter>,
@@ -105,11 +166,11 @@ pub struct Split {
 pub struct PairBpe {
     id: usize,
     /// byte -> id of its byte-level character ([`DROP`]: not in the vocabulary, dropped as
-    /// Hugging Face does when the model has no unk token)
-    byte_ids: [u32; 256],
+    /// Hugging Face does when the model has no unk token); or the character rules
+    symbols: Symbols,
     /// (left, right) -> (rank, merged id)
     pairs: FxHashMap<u64, (u32, u32)>,
-    /// `ignore_merges`: raw piece -> id of the whole piece
+    /// `ignore_merges`: raw piece -> id of the whole piece (UTF-8 of the token for `Chars`)
     whole: Option<FxHashMap<Vec<u8>, u32>>,
     split: Split,
 }
@@ -118,7 +179,7 @@ impl PairBpe {
     /// `merges[rank] = (left, right, merged)`; `whole` is the raw-bytes vocabulary when the model
     /// has `ignore_merges`.
     pub fn new(
-        byte_ids: [u32; 256],
+        symbols: Symbols,
         merges: &[(u32, u32, u32)],
         whole: Option<Vec<(Vec<u8>, u32)>>,
         split: Split,
@@ -131,7 +192,7 @@ impl PairBpe {
         }
         Ok(PairBpe {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            byte_ids,
+            symbols,
             pairs,
             whole: whole.map(|w| w.into_iter().collect()),
             split,
@@ -145,6 +206,10 @@ impl PairBpe {
         }
         if let Some(id) = self.whole.as_ref().and_then(|w| w.get(piece)) {
             out.push(*id);
+            return;
+        }
+        if piece.len() > CACHE_MAX_PIECE {
+            out.extend(self.merge(piece));
             return;
         }
         CACHE.with(|c| {
@@ -163,9 +228,21 @@ impl PairBpe {
         })
     }
 
-    /// Hugging Face's `Word::merge_all` on the byte-level symbols of `piece`.
+    /// Hugging Face's `Word::merge_all` on the first symbols of `piece` (UTF-8 for `Chars`).
     pub fn merge(&self, piece: &[u8]) -> Vec<u32> {
-        let mut ids: Vec<u32> = piece.iter().map(|&b| self.byte_ids[b as usize]).filter(|&i| i != DROP).collect();
+        let ids = match &self.symbols {
+            Symbols::Bytes(byte_ids) => piece.iter().map(|&b| byte_ids[b as usize]).filter(|&i| i != DROP).collect(),
+            Symbols::Chars(chars) => {
+                let mut ids = Vec::with_capacity(piece.len());
+                chars.symbols(&String::from_utf8_lossy(piece), &mut ids);
+                ids
+            }
+        };
+        self.merge_all(ids)
+    }
+
+    /// `Word::merge_all`: the lowest (rank, position) pair first, stale entries skipped.
+    fn merge_all(&self, mut ids: Vec<u32>) -> Vec<u32> {
         let n = ids.len();
         if n < 2 {
             return ids;
@@ -222,6 +299,10 @@ impl PairBpe {
         let mut out = Vec::with_capacity(text.len() / 3);
         let mut buf = Vec::new();
         let bytes = text.as_bytes();
+        let Some(splitter) = &self.split.splitter else {
+            self.encode_prefixed(bytes, &mut buf, &mut out);
+            return Ok(out);
+        };
         if !self.split.isolated.is_empty() {
             let pieces = RegexSplitter::isolate_all(&self.split.isolated, text)?;
             for (s, e) in pieces {
@@ -229,7 +310,7 @@ impl PairBpe {
             }
             return Ok(out);
         }
-        self.split.splitter.for_each_piece(text, |s, e| {
+        splitter.for_each_piece(text, |s, e| {
             self.encode_prefixed(&bytes[s..e], &mut buf, &mut out);
             Ok(())
         })?;
@@ -259,8 +340,8 @@ mod tests {
         for (b, slot) in byte_ids.iter_mut().enumerate() {
             *slot = b as u32;
         }
-        let split = Split { splitter: Pretokenizer::new(r"\S+|\s+").unwrap(), isolated: vec![], text_prefix: false, piece_prefix: false };
-        PairBpe::new(byte_ids, merges, None, split).unwrap()
+        let split = Split { splitter: Some(Pretokenizer::new(r"\S+|\s+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false };
+        PairBpe::new(Symbols::Bytes(byte_ids), merges, None, split).unwrap()
     }
 
     #[test]
@@ -275,7 +356,9 @@ mod tests {
         assert_eq!(m.encode("aaa aaaa").unwrap(), vec![400, 97, 32, 400, 400]);
         // a dropped byte joins its neighbours: "a\x01a" -> [400]
         let mut m = model(&[(97, 97, 400)]);
-        m.byte_ids[1] = DROP;
+        if let Symbols::Bytes(ids) = &mut m.symbols {
+            ids[1] = DROP;
+        }
         assert_eq!(m.merge(b"a\x01a"), vec![400]);
     }
 
@@ -288,7 +371,29 @@ mod tests {
 
     #[test]
     fn repeated_merge_is_an_error() {
-        let split = Split { splitter: Pretokenizer::new(r"\S+").unwrap(), isolated: vec![], text_prefix: false, piece_prefix: false };
-        assert!(PairBpe::new([0; 256], &[(1, 2, 3), (1, 2, 4)], None, split).is_err());
+        let split = Split { splitter: Some(Pretokenizer::new(r"\S+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false };
+        assert!(PairBpe::new(Symbols::Bytes([0; 256]), &[(1, 2, 3), (1, 2, 4)], None, split).is_err());
+    }
+
+    #[test]
+    fn character_symbols_with_byte_fallback_and_unk() {
+        // tokens: a=0 b=1 ab=2 <unk>=3, <0xC3>=4 <0xA9>=5 (é), no byte tokens for €
+        let mut bytes = [DROP; 256];
+        bytes[0xC3] = 4;
+        bytes[0xA9] = 5;
+        let chars = |fallback: bool, fuse: bool| CharSymbols {
+            chars: [('a', 0), ('b', 1)].into_iter().collect(),
+            bytes: fallback.then_some(bytes),
+            unk: Some(3),
+            fuse_unk: fuse,
+        };
+        let split = || Split { splitter: None, isolated: vec![], text_prefix: false, piece_prefix: false };
+        let m = PairBpe::new(Symbols::Chars(chars(true, true)), &[(0, 1, 2)], None, split()).unwrap();
+        assert_eq!(m.encode("abé€€a b").unwrap(), vec![2, 4, 5, 3, 0, 3, 1]); // the space is unknown too
+        let m = PairBpe::new(Symbols::Chars(chars(false, false)), &[(0, 1, 2)], None, split()).unwrap();
+        assert_eq!(m.encode("ab€€é").unwrap(), vec![2, 3, 3, 3]);
+        // a pending unk waits for the next known character, after byte tokens
+        let m = PairBpe::new(Symbols::Chars(chars(true, true)), &[], None, split()).unwrap();
+        assert_eq!(m.encode("€éa").unwrap(), vec![4, 5, 3, 0]);
     }
 }

@@ -164,6 +164,8 @@ class Tokenizer:
         self._fast = core_model(self.pre_tokenizer, self.model) if self._splitter is not None else None
         if isinstance(self.model, SentencePieceStage) and self.pre_tokenizer is None:
             self._fast = self.model.spm._core  # normalizes and merges a segment in one Rust call
+        elif isinstance(self.model, BPE) and self.pre_tokenizer is None:
+            self._fast = self.model.fast_merge  # a segment is one word (Llama-2-style files)
         self._pieces: dict[str, list[int]] = {}
         self._built_for = key
 

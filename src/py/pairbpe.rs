@@ -2,7 +2,7 @@
 //! (`bpekit.pipeline.fast.core_model` builds it).
 
 use super::run;
-use crate::pairbpe::{byte_level_bytes, merge_ids, PairBpe, Split};
+use crate::pairbpe::{byte_level_bytes, merge_ids, CharSymbols, PairBpe, Split, Symbols};
 use crate::parallel;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use pyo3::prelude::*;
@@ -20,6 +20,9 @@ pub fn pair_merge_ids(
     run(py, || merge_ids(&vocab, &merges, prefix_len))
 }
 
+/// `(one-character tokens, byte-token ids, unk id, fuse_unk)`: see `PairBPE.new`.
+type CharConfig = (rustc_hash::FxHashMap<String, u32>, Option<Vec<u32>>, Option<u32>, bool);
+
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct PairBPE {
     model: PairBpe,
@@ -28,33 +31,54 @@ pub struct PairBPE {
 #[pymethods]
 impl PairBPE {
     /// `byte_ids[b]`: id of byte `b`'s character; `merges[rank] = (left, right, merged)`;
-    /// `whole`: the byte-level vocabulary, given only for `ignore_merges` (tokens outside the
-    /// byte alphabet are left out).
+    /// `whole`: the vocabulary, given only for `ignore_merges` (byte-level: tokens outside the
+    /// byte alphabet are left out); `pattern` `None`: no split, a text is one piece; `isolated`:
+    /// Hugging Face `Split(Isolated)` patterns (fancy-regex syntax) that cut the text one after
+    /// the other instead of `pattern`; `chars`: a model over characters instead of bytes,
+    /// `(one-character tokens, the 256 byte-token ids or None, unk id or None, fuse_unk)`
+    /// (`byte_ids` is then unused and `whole` holds the tokens' own text).
     #[new]
-    /// `isolated`: Hugging Face `Split(Isolated)` patterns (fancy-regex syntax) that cut the text
-    /// one after the other instead of `pattern`.
-    #[pyo3(signature = (byte_ids, merges, pattern, text_prefix = false, piece_prefix = false, whole = None, isolated = vec![]))]
+    #[pyo3(signature = (byte_ids, merges, pattern, text_prefix = false, piece_prefix = false, whole = None, isolated = vec![], chars = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         byte_ids: Vec<u32>,
         merges: Vec<(u32, u32, u32)>,
-        pattern: &str,
+        pattern: Option<&str>,
         text_prefix: bool,
         piece_prefix: bool,
         whole: Option<rustc_hash::FxHashMap<String, u32>>,
         isolated: Vec<String>,
+        chars: Option<CharConfig>,
     ) -> PyResult<Self> {
         run(py, || {
-            let whole = whole.map(|w| {
-                w.into_iter().filter_map(|(t, i)| byte_level_bytes(&t).filter(|b| !b.is_empty()).map(|b| (b, i))).collect()
-            });
-            let byte_ids: [u32; 256] = byte_ids
-                .try_into()
-                .map_err(|v: Vec<u32>| crate::Error::Vocab(format!("byte_ids needs 256 ids, got {}", v.len())))?;
+            let ids256 = |v: Vec<u32>, what: &str| -> crate::Result<[u32; 256]> {
+                v.try_into().map_err(|v: Vec<u32>| crate::Error::Vocab(format!("{what} needs 256 ids, got {}", v.len())))
+            };
+            let (symbols, whole) = match chars {
+                None => {
+                    let whole = whole.map(|w| {
+                        w.into_iter().filter_map(|(t, i)| byte_level_bytes(&t).filter(|b| !b.is_empty()).map(|b| (b, i))).collect()
+                    });
+                    (Symbols::Bytes(ids256(byte_ids, "byte_ids")?), whole)
+                }
+                Some((singles, bytes, unk, fuse_unk)) => {
+                    let mut chars = rustc_hash::FxHashMap::default();
+                    for (t, i) in singles {
+                        let mut it = t.chars();
+                        if let (Some(c), None) = (it.next(), it.next()) {
+                            chars.insert(c, i);
+                        }
+                    }
+                    let bytes = bytes.map(|b| ids256(b, "byte tokens")).transpose()?;
+                    let whole = whole.map(|w| w.into_iter().filter(|(t, _)| !t.is_empty()).map(|(t, i)| (t.into_bytes(), i)).collect());
+                    (Symbols::Chars(CharSymbols { chars, bytes, unk, fuse_unk }), whole)
+                }
+            };
             let isolated = isolated.iter().map(|p| RegexSplitter::new(p)).collect::<crate::Result<Vec<_>>>()?;
-            let split = Split { splitter: Pretokenizer::new(pattern)?, isolated, text_prefix, piece_prefix };
-            Ok(PairBPE { model: PairBpe::new(byte_ids, &merges, whole, split)? })
+            let splitter = pattern.map(Pretokenizer::new).transpose()?;
+            let split = Split { splitter, isolated, text_prefix, piece_prefix };
+            Ok(PairBPE { model: PairBpe::new(symbols, &merges, whole, split)? })
         })
     }
 

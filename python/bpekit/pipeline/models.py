@@ -93,6 +93,29 @@ class BPE(Stage):
     def __repr__(self) -> str:
         return f"BPE({len(self.vocab)} tokens, {len(self.merges)} merges, ignore_merges={self.ignore_merges})"
 
+    @functools.cached_property
+    def fast_merge(self) -> _core.PairBPE | None:
+        """This model's merge of one word in Rust (``_core.PairBPE`` over characters, with the
+        byte fallback and unk rules of ``_symbols``; ``encode(word)`` gives ``tokenize(word)``),
+        or ``None`` where only Python is exact: dropout, a subword prefix or suffix, an unk token
+        missing from the vocabulary (the error is raised only when an unknown character is met)."""
+        if self.dropout or self.continuing_subword_prefix or self.end_of_word_suffix:
+            return None
+        unk = None
+        if self.unk_token is not None:
+            unk = self.vocab.get(self.unk_token)
+            if unk is None:
+                return None
+        singles = {t: i for t, i in self.vocab.items() if len(t) == 1}
+        fallback = [self.vocab.get(f"<0x{b:02X}>", _core.PAIR_DROP) for b in range(256)] if self.byte_fallback else None
+        whole = self.vocab if self.ignore_merges else None
+        return _core.PairBPE([], self.merge_ids, None, False, False, whole, [], (singles, fallback, unk, self.fuse_unk))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("fast_merge", None)  # rebuilt on first use after unpickling
+        return state
+
     # ------------------------------------------------------------------ encoding
 
     def get_vocab_size(self) -> int:
@@ -116,7 +139,11 @@ class BPE(Stage):
                 return [hit]
         ids = self._cache.get(word)
         if ids is None:
-            ids = self.merge_word(word)
+            fast = self.fast_merge
+            try:
+                ids = fast.encode(word) if fast is not None else self.merge_word(word)
+            except UnicodeEncodeError:  # a lone surrogate: only the Python merge takes it
+                ids = self.merge_word(word)
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
             self._cache[word] = ids
