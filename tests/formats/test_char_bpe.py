@@ -16,6 +16,7 @@ import pytest
 from bpekit.pipeline.models import BPE
 from bpekit.tokenizer import Tokenizer
 from datapaths import DATA
+from formats.test_pairbpe import random_merges
 from formats.test_sentencepiece_support import corpus_lines
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -36,19 +37,7 @@ def random_char_model(seed: int, n_merges: int, fallback: bool, unk: bool, fuse:
     for b in range(256):
         if fallback and rng.random() < 0.9:
             vocab[f"<0x{b:02X}>"] = len(vocab)
-    tokens = [t for t in vocab if len(t) == 1]
-    merges, seen = [], set()
-    for _ in range(n_merges * 3):
-        if len(merges) == n_merges or not tokens:
-            break
-        a, b = rng.choice(tokens), rng.choice(tokens)
-        if (a, b) in seen or len(a + b) > 5:
-            continue
-        seen.add((a, b))
-        merges.append((a, b))
-        if a + b not in vocab:
-            vocab[a + b] = len(vocab)
-            tokens.append(a + b)
+    merges = random_merges(rng, vocab, [t for t in vocab if len(t) == 1], n_merges, 5)
     return BPE(vocab, merges, unk_token="<unk>" if unk else None, fuse_unk=fuse, byte_fallback=fallback,
                ignore_merges=ignore)
 

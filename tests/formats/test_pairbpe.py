@@ -30,20 +30,27 @@ def random_model(seed: int, n_merges: int, ignore_merges: bool = False) -> BPE:
     vocab = {c: i for i, c in enumerate(BYTE_TO_CHAR)}
     base = [to_chars(ch.encode()) for ch in ALPHABET]
     tokens = [c for t in base for c in t]
+    merges = random_merges(rng, vocab, tokens, n_merges, 6)
+    return BPE(vocab, merges, ignore_merges=ignore_merges)
+
+
+def random_merges(rng: random.Random, vocab: dict[str, int], tokens: list[str], n: int, max_len: int) -> list[tuple[str, str]]:
+    """Up to ``n`` distinct merges of random pairs of ``tokens`` (growing ``tokens`` and
+    ``vocab`` with each new merged token) no longer than ``max_len`` characters."""
     merges: list[tuple[str, str]] = []
     seen = set()
-    for _ in range(n_merges * 3):
-        if len(merges) == n_merges:
+    for _ in range(n * 3):
+        if len(merges) == n or not tokens:
             break
         a, b = rng.choice(tokens), rng.choice(tokens)
-        if (a, b) in seen or len(a + b) > 6:
+        if (a, b) in seen or len(a + b) > max_len:
             continue
         seen.add((a, b))
         merges.append((a, b))
         if a + b not in vocab:
             vocab[a + b] = len(vocab)
             tokens.append(a + b)
-    return BPE(vocab, merges, ignore_merges=ignore_merges)
+    return merges
 
 
 @settings(deadline=None)
