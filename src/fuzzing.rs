@@ -14,7 +14,8 @@
 //! - [`specials`]: `Specials::find_allowed` agrees with a naive scan.
 //! - [`sentencepiece`]: a small SentencePiece model made from the input (and, when the input says
 //!   so, a character map blob from it, valid or not) either refuses the input with an error or
-//!   encodes it with ids in range, the cached chunk path equal to one merge of the whole text.
+//!   encodes it with ids in range, the cached chunk path and the chunked pieces equal to one
+//!   merge of the whole text.
 
 use crate::core::CoreBpe;
 use crate::merge::backtrack::Backtrack;
@@ -339,7 +340,9 @@ pub fn sentencepiece(data: &[u8]) {
     };
     assert!(ids.iter().all(|&i| i < vocab), "an id outside the vocabulary: {ids:?}");
     assert_eq!(model.encode(&text).expect("encoded once"), ids, "the cached chunks differ");
-    let whole = model.encode_spans(&text).expect("encoded once");
+    let whole = model.encode_spans_whole(&text).expect("encoded once");
     assert_eq!(whole.ids, ids, "chunked and whole-text merges differ on {:?}", String::from_utf8_lossy(&text));
     assert_eq!(whole.normalized, model.normalize(&text).expect("normalized once"));
+    let chunked = model.encode_spans(&text).expect("encoded once");
+    assert_eq!((chunked.ids, chunked.spans), (whole.ids, whole.spans), "chunked pieces differ");
 }

@@ -203,14 +203,49 @@ impl SentencePiece {
         })
     }
 
-    /// The ids of `data` with each one's span of the normalized text (for piece strings).
+    /// The ids of `data` with each one's span of the normalized text (for piece strings), merged
+    /// chunk by chunk as [`Self::encode`] merges (without its cache).
     pub fn encode_spans(&self, data: &[u8]) -> Result<Encoded> {
+        self.spans(data, self.chunking)
+    }
+
+    /// As [`Self::encode_spans`] with one merge over the whole text: the reference the chunked
+    /// paths are tested against (no chunking is exact for every model).
+    pub fn encode_spans_whole(&self, data: &[u8]) -> Result<Encoded> {
+        self.spans(data, None)
+    }
+
+    fn spans(&self, data: &[u8], mode: Option<Chunking>) -> Result<Encoded> {
         let normalized = self.normalizer.normalize(data)?;
         let text = normalized.as_bytes();
         let mut scratch = Scratch::default();
-        self.bpe.segment(text, &mut scratch);
         let (mut ids, mut spans) = (Vec::new(), Vec::new());
-        self.bpe.finish(text, &scratch.segment, &mut ids, Some(&mut spans));
+        let Some(mode) = mode else {
+            self.bpe.segment(text, &mut scratch);
+            self.bpe.finish(text, &scratch.segment, &mut ids, Some(&mut spans));
+            return Ok(Encoded { normalized, spans, ids });
+        };
+        let (join_unk, unk) = (self.bpe.byte_ids.is_empty(), self.bpe.unk_id);
+        let mut last_unk = false;
+        for_each_chunk(text, mode, |chunk| {
+            let offset = (chunk.as_ptr() as usize - text.as_ptr() as usize) as u32;
+            let (from, from_spans) = (ids.len(), spans.len());
+            self.bpe.segment(chunk, &mut scratch);
+            self.bpe.finish(chunk, &scratch.segment, &mut ids, Some(&mut spans));
+            for span in &mut spans[from_spans..] {
+                span.0 += offset;
+                if span.1 != bpe::BYTE_PIECE {
+                    span.1 += offset;
+                }
+            }
+            let ends_unk = ids.len() > from && ids.last() == Some(&unk);
+            if join_unk && last_unk && ids.get(from) == Some(&unk) {
+                ids.remove(from); // a run of unknowns across the cut is one piece
+                let first = spans.remove(from_spans);
+                spans[from_spans - 1].1 = first.1;
+            }
+            last_unk = ends_unk;
+        });
         Ok(Encoded { normalized, spans, ids })
     }
 }
