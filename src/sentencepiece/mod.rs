@@ -95,7 +95,8 @@ pub type MergeablePiece = (String, u32, i32, u8);
 pub struct SentencePiece {
     normalizer: Normalizer,
     bpe: Bpe,
-    chunking: Option<Chunking>,
+    /// Where the text may be cut into parts that merge alone; `None` with UNUSED pieces.
+    cuts: Option<Cuts>,
     /// This model's identity for its chunk caches (one per thread; `crate::merge::cache` keeps
     /// the set of live ones).
     cache_owner: u64,
@@ -149,11 +150,11 @@ impl SentencePiece {
             }
         }
         let has_unused = table.values().any(|e: &Entry| e.kind == Kind::Unused);
-        let chunking = if has_unused { None } else { chunk_mode(table.keys().map(|k| &k[..])) };
+        let cuts = (!has_unused).then(|| Cuts::new(table.keys().map(|k| &k[..])));
         let charsmap = charsmap.map(CharsMap::new).transpose()?;
         let normalizer = Normalizer::new(charsmap, UserDefined::new(user_defined.iter().map(|p| p.as_bytes())), options);
         let bpe = Bpe::new(table, unk_id, byte_ids, UserDefined::new(user_defined.iter().map(|p| p.as_bytes())));
-        Ok(SentencePiece { normalizer, bpe, chunking, cache_owner: cache::new_owner_id() })
+        Ok(SentencePiece { normalizer, bpe, cuts, cache_owner: cache::new_owner_id() })
     }
 
     /// The normalized text of `data` (malformed UTF-8 allowed: each bad byte is U+FFFD).
@@ -171,7 +172,7 @@ impl SentencePiece {
 
     /// The ids of already normalized text, appended to `ids`.
     pub fn encode_normalized(&self, text: &[u8], ids: &mut Vec<u32>) {
-        let Some(mode) = self.chunking else {
+        let Some(cuts) = &self.cuts else {
             let mut scratch = Scratch::default();
             self.bpe.segment(text, &mut scratch);
             self.bpe.finish(text, &scratch.segment, ids, None);
@@ -182,7 +183,7 @@ impl SentencePiece {
             let unk = self.bpe.unk_id;
             let mut last_unk = false;
             let mut scratch = Scratch::default();
-            for_each_chunk(text, mode, |chunk| {
+            cuts.for_each_part(text, &mut |chunk| {
                 let from = ids.len();
                 let cacheable = chunk.len() <= CACHE_MAX_CHUNK && cache.is_some();
                 let hit = cache.as_deref().and_then(|c| c.map.get(chunk)).map(|found| ids.extend_from_slice(found));
@@ -206,7 +207,7 @@ impl SentencePiece {
     /// The ids of `data` with each one's span of the normalized text (for piece strings), merged
     /// chunk by chunk as [`Self::encode`] merges (without its cache).
     pub fn encode_spans(&self, data: &[u8]) -> Result<Encoded> {
-        self.spans(data, self.chunking)
+        self.spans(data, self.cuts.as_ref())
     }
 
     /// As [`Self::encode_spans`] with one merge over the whole text: the reference the chunked
@@ -215,19 +216,19 @@ impl SentencePiece {
         self.spans(data, None)
     }
 
-    fn spans(&self, data: &[u8], mode: Option<Chunking>) -> Result<Encoded> {
+    fn spans(&self, data: &[u8], cuts: Option<&Cuts>) -> Result<Encoded> {
         let normalized = self.normalizer.normalize(data)?;
         let text = normalized.as_bytes();
         let mut scratch = Scratch::default();
         let (mut ids, mut spans) = (Vec::new(), Vec::new());
-        let Some(mode) = mode else {
+        let Some(cuts) = cuts else {
             self.bpe.segment(text, &mut scratch);
             self.bpe.finish(text, &scratch.segment, &mut ids, Some(&mut spans));
             return Ok(Encoded { normalized, spans, ids });
         };
         let (join_unk, unk) = (self.bpe.byte_ids.is_empty(), self.bpe.unk_id);
         let mut last_unk = false;
-        for_each_chunk(text, mode, |chunk| {
+        cuts.for_each_part(text, &mut |chunk| {
             let offset = (chunk.as_ptr() as usize - text.as_ptr() as usize) as u32;
             let (from, from_spans) = (ids.len(), spans.len());
             self.bpe.segment(chunk, &mut scratch);
@@ -248,6 +249,67 @@ impl SentencePiece {
         });
         Ok(Encoded { normalized, spans, ids })
     }
+}
+
+/// Chunks longer than this (bytes) are cut further between two characters no piece holds side by
+/// side.
+const LONG_CHUNK: usize = 64;
+
+/// Where a model's normalized text may be cut into parts that merge alone (every merge makes a
+/// piece, so no symbol ever crosses a cut that no piece crosses): at `▁` ([`Chunking`]), and in
+/// long chunks between two characters that are adjacent in no piece (random letters, with
+/// Llama's vocabulary, fall into parts of about 7 characters; a run of one letter does not).
+struct Cuts {
+    chunking: Option<Chunking>,
+    /// `(first << 32) | second` for every two characters adjacent inside some piece.
+    joinable: rustc_hash::FxHashSet<u64>,
+}
+
+impl Cuts {
+    fn new<'a>(pieces: impl Iterator<Item = &'a [u8]> + Clone) -> Cuts {
+        let mut joinable = rustc_hash::FxHashSet::default();
+        for piece in pieces.clone() {
+            let text = std::str::from_utf8(piece).unwrap_or_default(); // pieces are strs
+            for (a, b) in text.chars().zip(text.chars().skip(1)) {
+                joinable.insert(pair_of(a, b));
+            }
+        }
+        Cuts { chunking: chunk_mode(pieces), joinable }
+    }
+
+    /// Calls `f` on each part of `text`, in order.
+    fn for_each_part(&self, text: &[u8], f: &mut dyn FnMut(&[u8])) {
+        match self.chunking {
+            Some(mode) => for_each_chunk(text, mode, |chunk| self.split_long(chunk, f)),
+            None => self.split_long(text, f),
+        }
+    }
+
+    fn split_long(&self, chunk: &[u8], f: &mut dyn FnMut(&[u8])) {
+        let Ok(text) = std::str::from_utf8(chunk) else {
+            return f(chunk); // normalized text is UTF-8: not reached
+        };
+        if chunk.len() <= LONG_CHUNK {
+            return f(chunk);
+        }
+        let mut start = 0;
+        let mut prev: Option<char> = None;
+        for (i, c) in text.char_indices() {
+            if let Some(p) = prev {
+                if !self.joinable.contains(&pair_of(p, c)) {
+                    f(&chunk[start..i]);
+                    start = i;
+                }
+            }
+            prev = Some(c);
+        }
+        f(&chunk[start..]);
+    }
+}
+
+#[inline(always)]
+fn pair_of(a: char, b: char) -> u64 {
+    ((a as u64) << 32) | b as u64
 }
 
 /// `Before` when no piece has a `▁` after a character other than `▁` (every piece is `▁*` then
