@@ -226,6 +226,15 @@ impl Bpe {
         out.push((id, start, end));
     }
 
+    /// The id of a one-byte text that is a piece by itself (a digit in most vocabularies).
+    #[inline]
+    pub fn ascii_piece(&self, text: &[u8]) -> Option<u32> {
+        match *text {
+            [b] if b < 0x80 && self.ascii[b as usize] != NONE && !self.has_unused => Some(self.ascii[b as usize]),
+            _ => None,
+        }
+    }
+
     /// Unknown handling (the processor's): byte fallback spells an unknown symbol in byte
     /// pieces; without it a run of unknown symbols is one unknown piece. `pieces` gets each id's
     /// span of the text, `(start, BYTE_PIECE)` for a byte piece (the byte at `start`).

@@ -3,14 +3,17 @@
 //! reference is `bpekit.formats.sentencepiece` (`normalizer.py`, `bpe.py`); BPE-dropout stays
 //! there. Decoding is `py/decode.rs`'s `SentencePieceIds`.
 //!
-//! Performance notes: when no piece has `▁` after another character (or only before one), no
-//! merge crosses a `▁` that follows (precedes) another character, so the text is cut there into
-//! chunks (the words of a trained model, with their leading spaces) that merge independently; each thread keeps a bounded chunk -> ids
-//! cache per model, and the heap merge runs only on a miss. The cache is a hash map emptied when
-//! it outgrows [`CACHE_BUDGET`] (8 MiB): the core encoder's line table (`crate::merge::cache`)
-//! was tried and was slower here, as every chunk (not only the pieces that need merging) goes
-//! through the cache (`src/PERFORMANCE.md`, "Eleventh round"). Models with UNUSED pieces are never
-//! cut (which halves an UNUSED piece splits into is the last split recorded anywhere in the text).
+//! Performance notes (numbers in `src/PERFORMANCE.md`, "Eleventh round"):
+//! - The text is cut into parts that merge alone. When no piece has `▁` after another character
+//!   (or only before one), no merge crosses a `▁` that follows (precedes) another character: the
+//!   chunks are the words of a trained model with their leading spaces. Chunks over 64 bytes are
+//!   cut again between two characters that no piece holds side by side ([`Cuts`]). Models with
+//!   UNUSED pieces are never cut (which halves an UNUSED piece splits into is the last split
+//!   recorded anywhere in the text).
+//! - Each thread caches part -> ids per model, and the heap merge runs only on a miss. The cache
+//!   is a hash map emptied when it outgrows [`CACHE_BUDGET`] (8 MiB): the core encoder's line
+//!   table (`crate::merge::cache`) was tried and was slower here, as every part (not only the
+//!   pieces that need merging) goes through the cache.
 
 pub mod agenda;
 pub mod bpe;
@@ -18,10 +21,10 @@ pub mod charsmap;
 pub mod normalize;
 
 use crate::error::{Error, Result};
+use crate::merge::cache;
 use bpe::{Bpe, Entry, Kind, Scratch};
 use charsmap::CharsMap;
 use normalize::{Normalizer, UserDefined, SPACE_SYMBOL};
-use crate::merge::cache;
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 
@@ -185,6 +188,11 @@ impl SentencePiece {
             let mut scratch = Scratch::default();
             cuts.for_each_part(text, &mut |chunk| {
                 let from = ids.len();
+                if let Some(id) = self.bpe.ascii_piece(chunk) {
+                    ids.push(id); // no cache probe for a one-byte part (1 MB of digits: 22 -> 12 ms)
+                    last_unk = false;
+                    return;
+                }
                 let cacheable = chunk.len() <= CACHE_MAX_CHUNK && cache.is_some();
                 let hit = cache.as_deref().and_then(|c| c.map.get(chunk)).map(|found| ids.extend_from_slice(found));
                 if hit.is_none() {
