@@ -40,7 +40,7 @@ from bpekit.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bpekit.pipeline.base import Pattern
 from bpekit.pipeline.byte_level import to_chars
 from bpekit.pipeline.fast import core_model, core_splitter, encode_texts
-from bpekit.pipeline.models import BPE
+from bpekit.pipeline.models import BPE, CACHE_MAX_WORD
 from bpekit.pipeline.rank_model import RankBPE, SentencePieceStage
 from bpekit.tokenizer_export import onig_pattern, tiktoken_sidecar, tiktoken_text
 
@@ -388,7 +388,7 @@ class Tokenizer:
             ids = None if dropout else cache.get(piece)
             if ids is None:
                 ids = model.tokenize(to_chars(piece.encode("utf-8")))
-                if not dropout:
+                if not dropout and len(piece) <= CACHE_MAX_WORD:  # (a long piece: not kept)
                     if len(cache) >= _PIECE_CACHE:
                         cache.clear()
                     cache[piece] = ids

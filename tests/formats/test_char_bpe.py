@@ -111,3 +111,17 @@ def test_llama2_style_tokenizer_json_encodes_as_tokenizers(tmp_path_factory):
     want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
     assert [ours.encode(line) for line in lines] == want
     assert ours.encode_batch(lines) == want
+
+
+def test_whole_texts_are_not_kept_in_the_word_caches():
+    """With no pre-tokenizer (or Metaspace without a split) a word is a whole text: words over
+    ``CACHE_MAX_WORD`` characters are merged every time, not cached (memory stays bounded)."""
+    from bpekit.pipeline.models import CACHE_MAX_WORD
+
+    model = random_char_model(5, 30, True, True, True, False)
+    rng = random.Random(0)
+    for _ in range(50):
+        word = "".join(rng.choice("abc\u00e9") for _ in range(CACHE_MAX_WORD + 1))
+        assert model.tokenize(word) == model.merge_word(word)
+    assert model.tokenize("abc") == model.merge_word("abc")
+    assert list(model._cache) == ["abc"]

@@ -20,6 +20,9 @@ from bpekit.errors import EncodeError, FormatError, VocabError
 from bpekit.pipeline.base import Stage, get
 
 _CACHE_LIMIT = 1 << 16
+# Longer words are merged every time: a pipeline with no pre-tokenizer (or Metaspace without a
+# split) hands whole texts to the model, and caching those would keep every text seen.
+CACHE_MAX_WORD = 256
 
 
 class BPE(Stage):
@@ -144,6 +147,8 @@ class BPE(Stage):
                 ids = fast.encode(word) if fast is not None else self.merge_word(word)
             except UnicodeEncodeError:  # a lone surrogate: only the Python merge takes it
                 ids = self.merge_word(word)
+            if len(word) > CACHE_MAX_WORD:
+                return ids
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
             self._cache[word] = ids
