@@ -10,7 +10,7 @@ Matching is leftmost-longest; ``single_word`` rejects a match inside a word, ``l
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -72,16 +72,16 @@ class _Matcher:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["literals"], state["table"])  # type: ignore[misc]
 
-    def find(self, text: str) -> Iterator[tuple[int, int, AddedToken]]:
+    def find(self, text: str) -> list[tuple[int, int, AddedToken]]:
+        """``(start, end, token)`` of each match, left to right (most texts: none)."""
         try:
             found = self.fast.find(text)
         except UnicodeEncodeError:
-            for m in self.pattern.finditer(text):
-                yield m.start(), m.end(), self.table[m.group()]
-            return
+            return [(m.start(), m.end(), self.table[m.group()]) for m in self.pattern.finditer(text)]
+        if not found:
+            return []
         literals, table = self.literals, self.table
-        for start, stop, index in found:
-            yield start, stop, table[literals[index]]
+        return [(start, stop, table[literals[index]]) for start, stop, index in found]
 
 
 class AddedVocabulary:
@@ -132,11 +132,14 @@ class AddedVocabulary:
 
     @staticmethod
     def _find(text: str, matcher: Any, at_start: bool) -> list[Segment]:
-        if matcher is None or not text:
-            return [(text, None, at_start)] if text else []
+        if not text:
+            return []
+        found = matcher.find(text) if matcher is not None else None
+        if not found:
+            return [(text, None, at_start)]
         out: list[Segment] = []
         done = 0
-        for start, stop, tok in matcher.find(text):
+        for start, stop, tok in found:
             inside_word = (start and _is_word_char(text[start - 1])) or (stop < len(text) and _is_word_char(text[stop]))
             if tok.single_word and inside_word:
                 continue
