@@ -159,8 +159,10 @@ def api(name: str, number: int, repeat: int) -> None:
 
 
 def files(number: int, repeat: int) -> None:
-    """µs per call of ``Tokenizer`` loaded from a Hugging Face ``tokenizer.json`` (GPT-NeoX) and a
-    SentencePiece ``.model``, beside the library that made the file (if installed)."""
+    """µs per call of ``Tokenizer`` loaded from a Hugging Face ``tokenizer.json`` (GPT-NeoX), the
+    deepseek-llm GGUF vocabulary (six ``Split`` stages, 2,400 added tokens; its peer is
+    ``tokenizers`` on the ``tokenizer.json`` bpekit converts it to) and a SentencePiece ``.model``,
+    beside the library that made the file (if installed)."""
     import timeit
 
     from corpora import DATA
@@ -176,6 +178,16 @@ def files(number: int, repeat: int) -> None:
         cases.append(("gpt-neox-20b tokenizer.json", neox, "tokenizers", lambda t: hf.encode(t).ids, hf.decode))
     except Exception as e:  # noqa: BLE001 (an optional peer)
         print(f"tokenizers: not measured ({type(e).__name__}: {e})")
+    deepseek = DATA / "gguf" / "ggml-vocab-deepseek-llm.gguf"
+    try:
+        import tokenizers
+        from bpekit.formats.gguf import vocab_of
+        from bpekit.formats.gguf.to_hf import tokenizer_json_text
+
+        ds = tokenizers.Tokenizer.from_str(tokenizer_json_text(vocab_of(bpekit.Tokenizer.from_file(deepseek))))
+        cases.append(("deepseek-llm GGUF", deepseek, "tokenizers", lambda t: ds.encode(t, add_special_tokens=False).ids, ds.decode))
+    except Exception as e:  # noqa: BLE001 (an optional peer)
+        print(f"deepseek-llm GGUF with tokenizers: not measured ({type(e).__name__}: {e})")
     try:
         import sentencepiece
 
