@@ -7,22 +7,22 @@
 //! quarters of the time with `std`'s binary heap of tuples (lexicographic compares, a cache miss
 //! per level); `src/PERFORMANCE.md`, "Eleventh round", has the numbers.
 
-/// One candidate pair: `left` and `right` symbols, the right one's end when pushed (a different
-/// end later means it grew: the candidate is stale), and the merged piece's id.
+/// One candidate pair: the `left` symbol (the right one is its successor), where the pair ended
+/// when pushed (the pair now after `left` ending elsewhere means one side changed: the candidate
+/// is stale), and the merged piece's id. 16 bytes.
 #[derive(Clone, Copy, Debug)]
 pub struct Candidate {
     key: u64,
-    pub right: u32,
     pub end: u32,
     pub id: u32,
 }
 
 impl Candidate {
     #[inline(always)]
-    pub fn new(rank: i32, left: u32, right: u32, end: u32, id: u32) -> Candidate {
+    pub fn new(rank: i32, left: u32, end: u32, id: u32) -> Candidate {
         // higher rank first, then the smaller left: both as larger key bits
         let key = (((rank as u32) ^ 0x8000_0000) as u64) << 32 | (u32::MAX - left) as u64;
-        Candidate { key, right, end, id }
+        Candidate { key, end, id }
     }
 
     #[inline(always)]
@@ -109,7 +109,7 @@ mod tests {
                 let rank = (next() % 7) as i32 - 3 + if next() % 5 == 0 { i32::MIN / 2 } else { 0 };
                 let left = (next() % 1000) as u32;
                 all.push((rank, left));
-                agenda.push(Candidate::new(rank, left, left + 1, 0, 0));
+                agenda.push(Candidate::new(rank, left, 0, 0));
                 if next() % 3 == 0 {
                     let c = agenda.pop().unwrap();
                     let best = *all.iter().max_by_key(|&&(r, l)| (r, std::cmp::Reverse(l))).unwrap();

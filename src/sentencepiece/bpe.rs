@@ -110,11 +110,16 @@ impl Bpe {
             self.candidate(text, syms, i as u32 - 1, i as u32, heap, &mut rev);
         }
         while let Some(c) = heap.pop() {
-            let (left, right, end, id) = (c.left(), c.right, c.end, c.id);
-            let (l, r) = (syms[left as usize], syms[right as usize]);
-            if l.start == NONE || r.start == NONE || r.end != end {
-                continue; // stale
+            let (left, end, id) = (c.left(), c.end, c.id);
+            let l = syms[left as usize];
+            // stale unless `left` lives and the pair after it still ends where it did: the right
+            // symbol can only have grown (its end moved) or been merged into `left` (the next
+            // symbol then starts at that end)
+            if l.start == NONE || l.next == NONE || syms[l.next as usize].end != end {
+                continue;
             }
+            let right = l.next;
+            let r = syms[right as usize];
             syms[left as usize].end = r.end;
             syms[left as usize].next = r.next;
             syms[left as usize].id = id;
@@ -161,7 +166,7 @@ impl Bpe {
             self.table.get(piece) // a side is no piece (a character outside the vocabulary)
         };
         if let Some(e) = found {
-            heap.push(Candidate::new(e.rank, a, b, sb.end, e.id));
+            heap.push(Candidate::new(e.rank, a, sb.end, e.id));
             if e.kind == Kind::Unused {
                 rev.insert(piece, (sa.start, sb.start, sb.end));
             }
