@@ -152,7 +152,7 @@ pub enum Symbols {
 
 /// How raw text becomes pieces: the core splitter plus Hugging Face's ByteLevel prefix options.
 pub struct Split {
-    /// `None`: no pre-tokenizer, the whole text is one piece.
+    /// `None` (and no `isolated` stages): no pre-tokenizer, the whole text is one piece.
     pub splitter: Option<Pretokenizer>,
     /// When not empty, these Hugging Face `Split(Isolated)` stages cut the text instead of
     /// `splitter`, one after the other (a `Sequence` of Splits, as DeepSeek's pre-tokenizers).
@@ -299,10 +299,6 @@ impl PairBpe {
         let mut out = Vec::with_capacity(text.len() / 3);
         let mut buf = Vec::new();
         let bytes = text.as_bytes();
-        let Some(splitter) = &self.split.splitter else {
-            self.encode_prefixed(bytes, &mut buf, &mut out);
-            return Ok(out);
-        };
         if !self.split.isolated.is_empty() {
             let pieces = RegexSplitter::isolate_all(&self.split.isolated, text)?;
             for (s, e) in pieces {
@@ -310,6 +306,10 @@ impl PairBpe {
             }
             return Ok(out);
         }
+        let Some(splitter) = &self.split.splitter else {
+            self.encode_prefixed(bytes, &mut buf, &mut out);
+            return Ok(out);
+        };
         splitter.for_each_piece(text, |s, e| {
             self.encode_prefixed(&bytes[s..e], &mut buf, &mut out);
             Ok(())

@@ -51,6 +51,11 @@ impl RegexSplitter {
         })
     }
 
+    /// One splitter per pattern (a `Sequence` of Hugging Face `Split` stages).
+    pub fn all(patterns: &[String]) -> Result<Vec<RegexSplitter>> {
+        patterns.iter().map(|p| RegexSplitter::new(p)).collect()
+    }
+
     /// The pieces of `text` after each of `stages` isolated its matches in every piece of the
     /// stage before (a Hugging Face `Sequence` of `Split(Isolated)`), as byte ranges.
     pub fn isolate_all(stages: &[RegexSplitter], text: &str) -> Result<Vec<(usize, usize)>> {

@@ -75,7 +75,7 @@ impl PairBPE {
                     (Symbols::Chars(CharSymbols { chars, bytes, unk, fuse_unk }), whole)
                 }
             };
-            let isolated = isolated.iter().map(|p| RegexSplitter::new(p)).collect::<crate::Result<Vec<_>>>()?;
+            let isolated = RegexSplitter::all(&isolated)?;
             let splitter = pattern.map(Pretokenizer::new).transpose()?;
             let split = Split { splitter, isolated, text_prefix, piece_prefix };
             Ok(PairBPE { model: PairBpe::new(symbols, &merges, whole, split)? })
@@ -113,7 +113,7 @@ pub struct IsolatedSplit {
 impl IsolatedSplit {
     #[new]
     fn new(py: Python<'_>, patterns: Vec<String>) -> PyResult<Self> {
-        run(py, || Ok(IsolatedSplit { stages: patterns.iter().map(|p| RegexSplitter::new(p)).collect::<crate::Result<_>>()? }))
+        run(py, || Ok(IsolatedSplit { stages: RegexSplitter::all(&patterns)? }))
     }
 
     /// The pieces of `text`.

@@ -231,6 +231,16 @@ impl Bpe {
         out.push((id, start, end));
     }
 
+    /// Whether the model has UNUSED pieces (then its text is never cut: see `super::Cuts`).
+    pub fn has_unused(&self) -> bool {
+        self.has_unused
+    }
+
+    /// Every piece a merge may produce.
+    pub fn pieces(&self) -> impl Iterator<Item = &[u8]> + Clone {
+        self.table.keys().map(|k| &k[..])
+    }
+
     /// The id of a one-byte text that is a piece by itself (a digit in most vocabularies).
     #[inline]
     pub fn ascii_piece(&self, text: &[u8]) -> Option<u32> {

@@ -136,7 +136,7 @@ def core_model(pre: PreTokenizer | None, model: object) -> _core.PairBPE | None:
     # a character missing from the vocabulary (and no unk/fallback) is dropped, as in Hugging Face
     ids = [_core.PAIR_DROP if i is None else i for i in byte_ids]
     if isolated is not None:
-        return _core.PairBPE(ids, model.merge_ids, GPT2_PATTERN, False, isolated[1], whole, isolated[0])
+        return _core.PairBPE(ids, model.merge_ids, None, False, isolated[1], whole, isolated[0])
     assert config is not None
     pattern, text_prefix, piece_prefix = config
     return _core.PairBPE(ids, model.merge_ids, pattern, text_prefix, piece_prefix, whole)
