@@ -2,25 +2,61 @@
 
 ``bpekit.get_encoding("o200k_base")`` gives an :class:`Encoding` with tiktoken's API, token for
 token identical to tiktoken and several times faster.
+
+``import bpekit`` loads only what ``get_encoding`` needs; the pipelines (:class:`Tokenizer`,
+``bpekit.pipeline``) and the trainer are imported the first time they are named (PEP 562), which
+keeps the import of a service that only counts tokens at a few milliseconds.
 """
 
 from __future__ import annotations
 
-from bpekit import errors, patterns, pipeline
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from bpekit import errors, patterns
 from bpekit._core import __version__
 from bpekit.encoding import Encoding
 from bpekit.errors import BpekitError
 from bpekit.limits import get_limits, set_limits
 from bpekit.load import dump_tiktoken_bpe, load_tiktoken_bpe
-from bpekit.tokenizer import Tokenizer
-from bpekit.train import Trainer, WordCounts, train_from_counts
-from bpekit.train import train as train
 from bpekit.registry import (
     encoding_for_model,
     encoding_name_for_model,
     get_encoding,
     list_encoding_names,
 )
+
+if TYPE_CHECKING:
+    from bpekit import pipeline
+    from bpekit.tokenizer import Tokenizer
+    from bpekit.train import Trainer, WordCounts, train, train_from_counts
+
+# name -> (module, attribute in it; None: the module itself)
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "pipeline": ("bpekit.pipeline", None),
+    "Tokenizer": ("bpekit.tokenizer", "Tokenizer"),
+    "Trainer": ("bpekit.train", "Trainer"),
+    "WordCounts": ("bpekit.train", "WordCounts"),
+    "train": ("bpekit.train", "train"),
+    "train_from_counts": ("bpekit.train", "train_from_counts"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'bpekit' has no attribute {name!r}")
+    module, attr = _LAZY[name]
+    value = importlib.import_module(module)
+    if attr is not None:
+        value = getattr(value, attr)
+    # Importing `bpekit.train` binds the package to the name `train`; the function replaces it.
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "BpekitError",

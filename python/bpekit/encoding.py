@@ -11,8 +11,6 @@ import functools
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 
-import regex
-
 from bpekit import _core, limits
 from bpekit.errors import (
     DisallowedSpecialError,
@@ -23,6 +21,7 @@ from bpekit.errors import (
 
 if TYPE_CHECKING:
     import numpy as np
+    import regex
     import numpy.typing as npt
 
 AllowedSpecial = Literal["all"] | AbstractSet[str]
@@ -388,6 +387,8 @@ class Encoding:
         return self._core_bpe.encode_single_piece(_check_bytes(text_or_bytes))
 
     def _encode_only_native_bpe(self, text: str) -> list[int]:
+        import regex  # only here and for the special-token scan: `import bpekit` stays light
+
         out: list[int] = []
         for piece in regex.findall(_fancy_to_regex(self._pat_str), text):
             out.extend(self._core_bpe.encode_single_piece(piece.encode("utf-8")))
@@ -470,6 +471,8 @@ class Encoding:
 
 @functools.lru_cache(maxsize=128)
 def _special_token_regex(tokens: frozenset[str]) -> regex.Pattern[str]:
+    import regex
+
     inner = "|".join(regex.escape(t) for t in sorted(tokens, key=len, reverse=True))
     return regex.compile(f"({inner})")
 
