@@ -21,7 +21,7 @@ import sysconfig
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-TARGETS = ("pretokenize", "round_trip", "merges", "rankfile", "specials", "sentencepiece")
+TARGETS = ("pretokenize", "round_trip", "merges", "rankfile", "specials", "sentencepiece", "pairbpe")
 HOSTILE = [
     "a" * 3000,
     " " * 2000 + "x",
@@ -80,6 +80,8 @@ def main() -> int:
     write("specials", specials)
     # flags, piece count, then bytes that read as pieces and text (src/fuzzing.rs `sentencepiece`)
     write("sentencepiece", [bytes([i % 128, i % 12]) + t[:200] for i, t in enumerate(texts[:200])])
+    # flags, prefix options, merge count, then merge picks and text (src/fuzzing_pairbpe.rs)
+    write("pairbpe", [bytes([(i * 37) % 256, i % 4, 8 + i % 40]) + t[:160] for i, t in enumerate(texts[:256])])
     heads = rank_heads(data)
     write("rankfile", heads)
     for target, seeds in python_seeds(data, heads).items():

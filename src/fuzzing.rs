@@ -16,6 +16,9 @@
 //!   so, a character map blob from it, valid or not) either refuses the input with an error or
 //!   encodes it with ids in range, the cached chunk path and the chunked pieces equal to one
 //!   merge of the whole text.
+//! - [`pairbpe`] (`fuzzing_pairbpe.rs`): a small Hugging Face-style pair-merge model (byte or
+//!   character symbols, byte fallback, unk, `ignore_merges`, split stages) against a textbook
+//!   reference.
 
 use crate::core::CoreBpe;
 use crate::merge::backtrack::Backtrack;
@@ -31,13 +34,14 @@ use std::sync::OnceLock;
 pub type Target = fn(&[u8]);
 
 /// Every target, by the name its `fuzz/fuzz_targets/*.rs` file and corpus folder use.
-pub const TARGETS: [(&str, Target); 6] = [
+pub const TARGETS: [(&str, Target); 7] = [
     ("pretokenize", pretokenize),
     ("round_trip", round_trip),
     ("merges", merges),
     ("rankfile", rankfile),
     ("specials", specials),
     ("sentencepiece", sentencepiece),
+    ("pairbpe", pairbpe),
 ];
 
 /// Pieces longer than this are not given to the quadratic flat merge. Production uses it below
@@ -286,6 +290,10 @@ fn naive_find(tokens: &[(String, Rank)], text: &[u8], from: usize, allowed: &[bo
     }
     None
 }
+
+#[path = "fuzzing_pairbpe.rs"]
+mod pairbpe_target;
+pub use pairbpe_target::pairbpe;
 
 #[cfg(test)]
 #[path = "fuzzing_smoke.rs"]

@@ -171,6 +171,11 @@ fn smoke_sentencepiece() {
 }
 
 #[test]
+fn smoke_pairbpe() {
+    run("pairbpe");
+}
+
+#[test]
 fn smoke_specials() {
     run("specials");
 }

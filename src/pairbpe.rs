@@ -307,7 +307,9 @@ impl PairBpe {
             return Ok(out);
         }
         let Some(splitter) = &self.split.splitter else {
-            self.encode_prefixed(bytes, &mut buf, &mut out);
+            if !bytes.is_empty() {
+                self.encode_prefixed(bytes, &mut buf, &mut out); // an empty text is no piece to prefix
+            }
             return Ok(out);
         };
         splitter.for_each_piece(text, |s, e| {

@@ -1,0 +1,221 @@
+//! The `pairbpe` fuzz target: a small Hugging Face-style BPE model (`crate::pairbpe`) made from
+//! the input, against a textbook reference written here.
+//!
+//! The model's first symbols are bytes through a byte table (some bytes unknown, dropped) or
+//! characters (some unknown: byte fallback when every byte token exists, else the unk token,
+//! runs of unks fused or not, or dropped without an unk token); its merges are `(left, right) ->
+//! fresh id` in rank order over the symbols and earlier merges; `ignore_merges` maps some whole
+//! pieces to ids; the text is one piece, or split by the GPT-2 pattern (the hand splitter) or by
+//! two `Split(Isolated)` stages, with either space-prefix option.
+//!
+//! The reference: the pieces from fancy-regex itself, each piece's symbols by Hugging Face's
+//! rules, then "merge the adjacent pair of lowest rank, leftmost first" until none is left.
+//! With fresh merged ids this is what Hugging Face's heap merge computes (its stale-entry check
+//! compares merged ids, which are then one per pair). Checked: the ids, a second encode (through
+//! the per-thread piece cache), and `merge` of every piece.
+
+use crate::pairbpe::{CharSymbols, PairBpe, Split, Symbols, DROP};
+use crate::pretokenize::known::GPT2_TIKTOKEN;
+use crate::pretokenize::{Pretokenizer, RegexSplitter};
+use rustc_hash::FxHashMap;
+use std::sync::OnceLock;
+
+/// Compiled once per process: the splitters (cloned into each model) and their references.
+struct Splitters {
+    gpt2: Pretokenizer,
+    gpt2_regex: Pretokenizer,
+    stages: Vec<RegexSplitter>,
+    stage_regexes: Vec<fancy_regex::Regex>,
+}
+
+fn splitters() -> &'static Splitters {
+    static S: OnceLock<Splitters> = OnceLock::new();
+    S.get_or_init(|| {
+        let s = Splitters {
+            gpt2: Pretokenizer::new(GPT2_TIKTOKEN).expect("GPT-2 pattern"),
+            gpt2_regex: Pretokenizer::with_regex(GPT2_TIKTOKEN).expect("GPT-2 pattern"),
+            stages: STAGES.iter().map(|p| RegexSplitter::new(p).expect("stage")).collect(),
+            stage_regexes: STAGES.iter().map(|p| fancy_regex::Regex::new(p).expect("stage")).collect(),
+        };
+        // compile each stage for this thread's slot now, so that the clones carry it
+        for stage in &s.stages {
+            stage.isolate("a1", 0, 2, &mut Vec::new()).expect("stage");
+        }
+        s
+    })
+}
+
+/// The characters of the target's text (bytes of several widths, spaces, a digit, a newline).
+const ALPHABET: [&str; 10] = ["a", "b", "c", " ", "\u{e9}", "\u{2581}", "\u{4e2d}", "\n", "1", "\u{1f600}"];
+/// Two `Split(Isolated)` stages (runs of digits, then letters with an optional leading space).
+const STAGES: [&str; 2] = [r"\p{N}+", r" ?\p{L}+"];
+const UNK: u32 = 900;
+const FIRST_MERGED: u32 = 1000;
+const BYTE_BASE: u32 = 600;
+
+/// Hugging Face's `BPE::merge_word` symbols for `piece` (characters; unknown ones as byte tokens
+/// or unk), as a plain reading of its rules.
+fn reference_char_symbols(s: &CharSymbols, piece: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut unk: Option<u32> = None; // pending, written before the next known character
+    for c in piece.chars() {
+        if let Some(&id) = s.chars.get(&c) {
+            out.extend(unk.take());
+            out.push(id);
+            continue;
+        }
+        let mut buf = [0u8; 4];
+        let bytes: Vec<u32> = match &s.bytes {
+            Some(table) => c.encode_utf8(&mut buf).bytes().map(|b| table[b as usize]).collect(),
+            None => vec![DROP],
+        };
+        if !bytes.contains(&DROP) {
+            out.extend(bytes);
+            continue;
+        }
+        if let Some(u) = s.unk {
+            if let (Some(p), false) = (unk, s.fuse_unk) {
+                out.push(p);
+            }
+            unk = Some(u);
+        }
+    }
+    out.extend(unk);
+    out
+}
+
+/// Lowest rank first, leftmost on ties, until no adjacent pair is a merge.
+fn reference_merge(mut ids: Vec<u32>, merges: &FxHashMap<(u32, u32), (u32, u32)>) -> Vec<u32> {
+    loop {
+        let best = (0..ids.len().saturating_sub(1))
+            .filter_map(|i| merges.get(&(ids[i], ids[i + 1])).map(|&(rank, m)| (rank, i, m)))
+            .min();
+        let Some((_, i, m)) = best else { return ids };
+        ids[i] = m;
+        ids.remove(i + 1);
+    }
+}
+
+/// `data[0]`: flags (bit 0 characters, 1 byte fallback, 2 unk, 3 fuse unk, 4 drop some bytes or
+/// characters, 5-6 the split: none / GPT-2 / isolated stages, 7 ignore_merges); `data[1]`:
+/// text prefix and piece prefix (bits 0, 1); `data[2]`: the number of merges (each two bytes
+/// picking its left and right among the ids so far); the rest is the text, over [`ALPHABET`].
+pub fn pairbpe(data: &[u8]) {
+    let mut it = data.iter().copied();
+    let (Some(flags), Some(prefixes), Some(n_merges)) = (it.next(), it.next(), it.next()) else { return };
+    let chars = flags & 1 != 0;
+    let drop_some = flags & 16 != 0;
+    // the first symbols' ids
+    let mut initial: Vec<u32> = Vec::new();
+    let symbols = if chars {
+        let mut table = FxHashMap::default();
+        for (i, a) in ALPHABET.iter().enumerate() {
+            let c = a.chars().next().expect("one character");
+            if !(drop_some && i % 3 == 1) {
+                table.insert(c, i as u32);
+                initial.push(i as u32);
+            }
+        }
+        let bytes = (flags & 2 != 0).then(|| {
+            let mut b = [DROP; 256];
+            for v in 0..256u32 {
+                if !(drop_some && v % 5 == 0) {
+                    b[v as usize] = BYTE_BASE + v;
+                }
+            }
+            b
+        });
+        if let Some(b) = &bytes {
+            initial.extend(ALPHABET.iter().flat_map(|a| a.bytes()).map(|v| b[v as usize]).filter(|&v| v != DROP));
+        }
+        let unk = (flags & 4 != 0).then_some(UNK);
+        initial.extend(unk);
+        Symbols::Chars(CharSymbols { chars: table, bytes, unk, fuse_unk: flags & 8 != 0 })
+    } else {
+        let mut b = [DROP; 256];
+        for v in ALPHABET.iter().flat_map(|a| a.bytes()) {
+            if !(drop_some && v >= 0xF0) {
+                b[v as usize] = v as u32;
+                initial.push(v as u32);
+            }
+        }
+        Symbols::Bytes(b)
+    };
+    initial.sort_unstable();
+    initial.dedup();
+    // merges over the ids so far, each making a fresh id
+    let mut ids = initial.clone();
+    let mut merges = Vec::new();
+    let mut table: FxHashMap<(u32, u32), (u32, u32)> = FxHashMap::default();
+    for _ in 0..n_merges % 48 {
+        let (Some(l), Some(r)) = (it.next(), it.next()) else { break };
+        let pair = (ids[l as usize % ids.len()], ids[r as usize % ids.len()]);
+        if table.contains_key(&pair) {
+            continue;
+        }
+        let m = FIRST_MERGED + merges.len() as u32;
+        table.insert(pair, (merges.len() as u32, m));
+        merges.push((pair.0, pair.1, m));
+        ids.push(m);
+    }
+    let text: String = it.map(|b| ALPHABET[b as usize % ALPHABET.len()]).collect();
+    let whole: Option<Vec<(Vec<u8>, u32)>> =
+        (flags & 128 != 0).then(|| vec![(b"ab".to_vec(), 800), (" c".as_bytes().to_vec(), 801), ("\u{e9}\u{e9}".as_bytes().to_vec(), 802)]);
+    let split_kind = (flags >> 5) & 3;
+    let compiled = splitters();
+    let split = Split {
+        splitter: (split_kind == 1).then(|| compiled.gpt2.clone()),
+        isolated: if split_kind >= 2 { compiled.stages.clone() } else { vec![] },
+        text_prefix: prefixes & 1 != 0,
+        piece_prefix: prefixes & 2 != 0,
+    };
+    let reference_symbols = |piece: &str| match &symbols {
+        Symbols::Chars(s) => reference_char_symbols(s, piece),
+        Symbols::Bytes(b) => piece.bytes().map(|v| b[v as usize]).filter(|&v| v != DROP).collect(),
+    };
+    // the reference pieces, from fancy-regex
+    let prefixed = if split.text_prefix && !text.starts_with(' ') { format!(" {text}") } else { text.clone() };
+    let pieces: Vec<String> = match split_kind {
+        0 => vec![prefixed.clone()],
+        1 => {
+            let Ok(p) = compiled.gpt2_regex.split(&prefixed) else { return };
+            p.into_iter().map(str::to_string).collect()
+        }
+        _ => {
+            let mut pieces = vec![prefixed.clone()];
+            for re in &compiled.stage_regexes {
+                let mut next = Vec::new();
+                for p in &pieces {
+                    let mut at = 0;
+                    for m in re.find_iter(p) {
+                        let Ok(m) = m else { return };
+                        next.extend([&p[at..m.start()], m.as_str()].into_iter().filter(|s| !s.is_empty()).map(str::to_string));
+                        at = m.end();
+                    }
+                    next.extend((at < p.len()).then(|| p[at..].to_string()));
+                }
+                pieces = next;
+            }
+            pieces
+        }
+    };
+    let mut want = Vec::new();
+    let mut raw_pieces = Vec::new();
+    for p in pieces.iter().filter(|p| !p.is_empty()) {
+        let p = if split.piece_prefix && !p.starts_with(' ') { format!(" {p}") } else { p.clone() };
+        match whole.as_ref().and_then(|w| w.iter().find(|(k, _)| k == p.as_bytes())) {
+            Some(&(_, id)) => want.push(id),
+            None => want.extend(reference_merge(reference_symbols(&p), &table)),
+        }
+        raw_pieces.push(p);
+    }
+    let model = PairBpe::new(symbols, &merges, whole, split).expect("fresh merges never repeat a pair");
+    let got = model.encode(&text).expect("encode");
+    assert_eq!(got, want, "encode {text:?} (flags {flags:#x}, prefixes {prefixes})");
+    assert_eq!(model.encode(&text).expect("encode"), want, "the second encode (piece cache) of {text:?}");
+    for p in raw_pieces.iter().filter(|p| !p.is_empty()) {
+        let mut ids = Vec::new();
+        model.encode_piece(p.as_bytes(), &mut ids);
+        assert!(ids.iter().all(|&i| i != DROP), "a dropped symbol in the output of {p:?}");
+    }
+}
