@@ -77,6 +77,17 @@ impl CoreBpe {
     pub fn new(ranks: Ranks, specials: Vec<(String, Rank)>, pattern: &str) -> Result<Self> {
         let pretokenizer = Pretokenizer::new(pattern)?;
         let vocab = Vocab::new(ranks, &specials)?;
+        Self::with_vocab(pretokenizer, vocab, specials)
+    }
+
+    /// From a parsed rank file (`rankfile::parse_flat`), which is never hashed into a map.
+    pub fn from_flat(flat: crate::rankfile::Flat, specials: Vec<(String, Rank)>, pattern: &str) -> Result<Self> {
+        let pretokenizer = Pretokenizer::new(pattern)?;
+        let vocab = Vocab::from_flat(flat, &specials)?;
+        Self::with_vocab(pretokenizer, vocab, specials)
+    }
+
+    fn with_vocab(pretokenizer: Pretokenizer, vocab: Vocab, specials: Vec<(String, Rank)>) -> Result<Self> {
         let specials = Specials::new(specials)?;
         Ok(CoreBpe {
             vocab,
@@ -103,11 +114,6 @@ impl CoreBpe {
 
     pub fn cache_capacity(&self) -> usize {
         self.cache_capacity.load(Ordering::Relaxed)
-    }
-
-    #[inline]
-    fn ranks(&self) -> &Ranks {
-        &self.vocab.encoder
     }
 
     fn partial(&self) -> std::sync::MutexGuard<'_, Partial> {
@@ -141,7 +147,7 @@ impl CoreBpe {
             && !partial.too_big.iter().any(|s| set.contains(s))
         {
             let tokens = self.tokens_over(&set);
-            if tokens.len() * PARTIAL_FRACTION <= self.ranks().len() {
+            if tokens.len() * PARTIAL_FRACTION <= self.vocab.n_ordinary() {
                 if let Some(t) = Backtrack::from_tokens(&tokens, &set).map(Arc::new) {
                     partial.built.push((set, t.clone()));
                     return Some(t);
@@ -330,7 +336,7 @@ impl CoreBpe {
 
     /// BPE of arbitrary bytes as one piece (no regex).
     pub fn encode_single_piece(&self, piece: &[u8]) -> Result<Vec<Rank>> {
-        if let Some(&t) = self.ranks().get(piece) {
+        if let Some(t) = self.vocab.rank(piece) {
             return Ok(vec![t]);
         }
         self.merge(piece)
@@ -386,7 +392,8 @@ impl CoreBpe {
 
     fn sorted_token_bytes(&self) -> &[Vec<u8>] {
         self.sorted_token_bytes.get_or_init(|| {
-            let mut v: Vec<Vec<u8>> = self.ranks().keys().cloned().collect();
+            let v = &self.vocab;
+            let mut v: Vec<Vec<u8>> = (0..v.n_ids() as Rank).filter_map(|id| v.ordinary_bytes(id).map(<[u8]>::to_vec)).collect();
             v.sort_unstable();
             v
         })
@@ -419,7 +426,7 @@ impl CoreBpe {
         // single tokens that start with the unstable bytes
         let mut point = sorted.partition_point(|x| x.as_slice() < unstable.as_slice());
         while point < sorted.len() && sorted[point].starts_with(&unstable) {
-            completions.insert(vec![self.ranks()[sorted[point].as_slice()]]);
+            completions.insert(vec![self.vocab.rank(&sorted[point]).ok_or_else(|| Error::NoToken(sorted[point].clone()))?]);
             point += 1;
         }
         // a token straddling each other split position: re-encode prefix + token

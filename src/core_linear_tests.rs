@@ -14,7 +14,7 @@ fn toy() -> CoreBpe {
 
 fn reference(bpe: &CoreBpe, piece: &[u8]) -> Vec<Rank> {
     let mut out = vec![];
-    heap::encode_into(bpe.ranks(), usize::MAX, piece, &mut out).unwrap();
+    heap::encode_into(bpe.vocab.encoder(), usize::MAX, piece, &mut out).unwrap();
     out
 }
 

@@ -25,7 +25,7 @@ fn two_bytes_that_are_not_a_token_are_their_bytes() {
     // the same as merging each piece
     let mut merged = vec![];
     for piece in bpe.pretokenizer.split(text).unwrap() {
-        heap::encode_into(bpe.ranks(), usize::MAX, piece.as_bytes(), &mut merged).unwrap();
+        heap::encode_into(bpe.vocab.encoder(), usize::MAX, piece.as_bytes(), &mut merged).unwrap();
     }
     assert_eq!(merged, want);
     // and the same with the pre-token cache off

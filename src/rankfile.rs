@@ -15,15 +15,58 @@ use base64::Engine;
 /// Performance note: almost every line is exactly `base64 SP digits`. Those take a fast path
 /// (memchr for line ends and the space, base64 decoded into a stack buffer, then one exact-size
 /// allocation, digits folded by hand); anything else (CR line ends, tabs, extra fields, a sign,
-/// bad base64) goes through the general parser, which also writes the error messages. The map is
-/// sized from a newline count: it used to be sized `data.len() / 12` (~300k entries for o200k's
-/// 200k lines, so 512k buckets that the `Vocab` keeps for the life of the encoder); now 256k.
-/// Measured on `get_encoding("o200k_base")` in a fresh process (median of 7, a loaded 2-core
-/// machine): peak RSS 65.6 -> 57.4 MB, CPU 155 -> 140 ms; cl100k 45.0 -> 40.9 MB. The other half
-/// of the load is `Vocab::new` (hash inserts into `FastRanks`, grown from empty).
+/// bad base64) goes through the general parser, which also writes the error messages.
+///
+/// Performance note 2 (twelfth round): `get_encoding` reads the file with [`parse_flat`] instead,
+/// the tokens back to back in one buffer and no map: 200k `Vec`s hashed into a map (and freed
+/// with it) were most of o200k's load. `examples/load_bench.rs`, o200k, best of 5: parse 16–19 ms
+/// -> 6.4–6.7 ms, the encoder's tables 16–19 ms -> 4.0 ms (the decode table is the file's bytes;
+/// the lookup tables are filled in file order, not in a map's scattered order).
 pub fn parse(data: &[u8], source: &str) -> Result<Ranks> {
+    Ok(parse_flat(data, source)?.to_map())
+}
+
+/// A rank file's tokens in file order, their bytes back to back: what [`parse`] reads, before
+/// any hashing (a repeated token is still there twice).
+#[derive(Debug, Default, Clone)]
+pub struct Flat {
+    pub bytes: Vec<u8>,
+    /// `(start, length, rank)` of each line's token in `bytes`.
+    pub tokens: Vec<(u32, u32, Rank)>,
+}
+
+impl Flat {
+    /// The token of entry `i`.
+    #[inline]
+    pub fn token(&self, i: usize) -> &[u8] {
+        let (s, n, _) = self.tokens[i];
+        &self.bytes[s as usize..(s + n) as usize]
+    }
+
+    /// Every `(token, rank)`, in file order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], Rank)> + Clone {
+        self.tokens.iter().map(|&(s, n, r)| (&self.bytes[s as usize..(s + n) as usize], r))
+    }
+
+    /// As a map; a repeated token keeps its last rank (as tiktoken's dict does).
+    pub fn to_map(&self) -> Ranks {
+        let mut ranks = Ranks::with_capacity_and_hasher(self.tokens.len(), Default::default());
+        for (t, r) in self.iter() {
+            ranks.insert(t.to_vec(), r);
+        }
+        ranks
+    }
+}
+
+/// Parses a rank file into its tokens in file order (see [`parse`] for the rules), without a
+/// hash map or an allocation per token: `Vocab::from_flat` builds its tables from this.
+pub fn parse_flat(data: &[u8], source: &str) -> Result<Flat> {
     let n_lines = memchr::memchr_iter(b'\n', data).count() + 1;
-    let mut ranks = Ranks::with_capacity_and_hasher(n_lines, Default::default());
+    if data.len() > u32::MAX as usize {
+        return Err(Error::Format(format!("{source}: a rank file over 4 GiB")));
+    }
+    // base64 decodes to at most 3/4 of its size
+    let mut flat = Flat { bytes: Vec::with_capacity(data.len() / 4 * 3 + 3), tokens: Vec::with_capacity(n_lines) };
     let mut scratch = [0u8; FAST_MAX_TOKEN];
     let mut lineno = 0usize;
     let mut rest = data;
@@ -33,12 +76,13 @@ pub fn parse(data: &[u8], source: &str) -> Result<Ranks> {
         rest = rest.get(end + 1..).unwrap_or(&[]);
         lineno += 1;
         if let Some((len, rank)) = fast_line(line, &mut scratch) {
-            ranks.insert(scratch[..len].to_vec(), rank);
+            flat.tokens.push((flat.bytes.len() as u32, len as u32, rank));
+            flat.bytes.extend_from_slice(&scratch[..len]);
         } else {
-            general_line(line, lineno, source, &mut ranks)?;
+            general_line(line, lineno, source, &mut flat)?;
         }
     }
-    Ok(ranks)
+    Ok(flat)
 }
 
 /// Longest token (in bytes) the fast path decodes; longer ones take the general path.
@@ -65,7 +109,7 @@ fn fast_line(line: &[u8], out: &mut [u8; FAST_MAX_TOKEN]) -> Option<(usize, Rank
 }
 
 /// One line in full generality: `\r` also breaks lines, fields are split on any ASCII whitespace.
-fn general_line(line: &[u8], lineno: usize, source: &str, ranks: &mut Ranks) -> Result<()> {
+fn general_line(line: &[u8], lineno: usize, source: &str, flat: &mut Flat) -> Result<()> {
     // `\r\n` and lone `\r` are line breaks too
     for line in line.split(|&b| b == b'\r') {
         if line.is_empty() {
@@ -87,7 +131,8 @@ fn general_line(line: &[u8], lineno: usize, source: &str, ranks: &mut Ranks) -> 
             .ok()
             .and_then(|r| r.parse().ok())
             .ok_or_else(|| bad(line, lineno, source, "the rank is not an integer in 0..2^32"))?;
-        ranks.insert(token, rank);
+        flat.tokens.push((flat.bytes.len() as u32, token.len() as u32, rank));
+        flat.bytes.extend_from_slice(&token);
     }
     Ok(())
 }

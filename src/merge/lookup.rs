@@ -138,7 +138,8 @@ const FILTER_BITS: usize = 8;
 const FILTER_K: u32 = 3;
 
 impl<K: PackedKey> PackedTable<K> {
-    fn new(entries: &[(K, Rank)]) -> Self {
+    /// The table, and whether a key came twice (the first, lowest-rank, entry is kept).
+    fn new(entries: &[(K, Rank)]) -> (Self, bool) {
         let n = (entries.len() * 2).max(16).next_power_of_two();
         let bits = (entries.len() * FILTER_BITS).max(128).next_power_of_two();
         let mut t = PackedTable {
@@ -148,6 +149,7 @@ impl<K: PackedKey> PackedTable<K> {
             filter_shift: 64 - (bits / 64).trailing_zeros(),
         };
         let mask = n - 1;
+        let mut repeated = false;
         for &(k, r) in entries {
             let (word, bits) = filter_probe(k.hash(), t.filter_shift);
             t.filter[word] |= bits;
@@ -155,9 +157,13 @@ impl<K: PackedKey> PackedTable<K> {
             while t.slots[i].0 != K::EMPTY && t.slots[i].0 != k {
                 i = (i + 1) & mask;
             }
+            if t.slots[i].0 == k {
+                repeated = true;
+                continue;
+            }
             t.slots[i] = (k, r);
         }
-        t
+        (t, repeated)
     }
 
     #[inline(always)]
@@ -201,33 +207,41 @@ impl Default for FastRanks {
 
 impl FastRanks {
     pub fn new<'a>(ranks: impl IntoIterator<Item = (&'a Vec<u8>, &'a Rank)>) -> Self {
+        Self::from_pairs(ranks.into_iter().map(|(k, &v)| (k.as_slice(), v))).0
+    }
+
+    /// The tables of `(token, rank)` pairs, and whether a token came more than once (the last
+    /// one's rank is kept for a token of up to 2 or over 15 bytes, the lowest otherwise).
+    pub fn from_pairs<'a>(ranks: impl IntoIterator<Item = (&'a [u8], Rank)>) -> (Self, bool) {
         let mut direct = vec![NO_RANK; 256 + (1 << 16)].into_boxed_slice();
         let (mut short, mut medium) = (Vec::new(), Vec::new());
         let mut long = FxHashMap::default();
-        for (k, &v) in ranks {
-            match k.len() {
-                1 => direct[k[0] as usize] = v,
-                2 => direct[256 + ((k[0] as usize) << 8 | k[1] as usize)] = v,
-                _ => {}
+        let mut repeated = false;
+        for (k, v) in ranks {
+            let slot = match k.len() {
+                1 => Some(&mut direct[k[0] as usize]),
+                2 => Some(&mut direct[256 + ((k[0] as usize) << 8 | k[1] as usize)]),
+                _ => None,
+            };
+            if let Some(slot) = slot {
+                repeated |= *slot != NO_RANK;
+                *slot = v;
             }
             if k.len() <= SHORT {
                 short.push((pack(k), v));
             } else if k.len() <= MEDIUM {
                 medium.push((pack2(k), v));
             } else {
-                long.insert(k.as_slice().into(), v);
+                repeated |= long.insert(k.into(), v).is_some();
             }
         }
         // In rank order, so that a token's home slot is only ever taken by a token of lower rank:
         // the most frequent tokens (the lowest ranks) are found by the first probe.
         short.sort_unstable_by_key(|e| e.1);
         medium.sort_unstable_by_key(|e| e.1);
-        FastRanks {
-            direct,
-            short: PackedTable::new(&short),
-            medium: PackedTable::new(&medium),
-            long,
-        }
+        let (short, r1) = PackedTable::new(&short);
+        let (medium, r2) = PackedTable::new(&medium);
+        (FastRanks { direct, short, medium, long }, repeated || r1 || r2)
     }
 }
 

@@ -45,7 +45,7 @@ impl From<CoreBpe> for CoreBPE {
     fn from(core: CoreBpe) -> Self {
         let special_index = core.specials.tokens.iter().enumerate().map(|(i, (s, _))| (s.clone(), i)).collect();
         let n = core.specials.tokens.len();
-        let max_id = core.vocab.encoder.values().chain(core.specials.tokens.iter().map(|(_, id)| id)).copied().max();
+        let max_id = core.vocab.max_ordinary().into_iter().chain(core.specials.tokens.iter().map(|&(_, id)| id)).max();
         CoreBPE { core, special_index, every: vec![true; n], ints: IdInts::new(max_id) }
     }
 }
@@ -217,18 +217,18 @@ impl CoreBPE {
     #[pyo3(signature = (data, special_tokens, pattern, source = "<bytes>"))]
     fn from_tiktoken_bytes(py: Python<'_>, data: &[u8], special_tokens: Vec<(String, Rank)>, pattern: &str, source: &str) -> PyResult<Self> {
         let core = run(py, || {
-            let ranks = crate::rankfile::parse(data, source)?;
-            CoreBpe::new(ranks, special_tokens, pattern)
+            let flat = crate::rankfile::parse_flat(data, source)?;
+            CoreBpe::from_flat(flat, special_tokens, pattern)
         })?;
         Ok(core.into())
     }
 
     fn mergeable_ranks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        ranks_to_dict(py, &self.core.vocab.encoder)
+        ranks_to_dict(py, self.core.vocab.encoder())
     }
 
     fn dump_tiktoken<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        let data = py.detach(|| crate::rankfile::dump(&self.core.vocab.encoder));
+        let data = py.detach(|| crate::rankfile::dump(self.core.vocab.encoder()));
         PyBytes::new(py, &data)
     }
 
@@ -243,11 +243,11 @@ impl CoreBPE {
 
     /// The largest ordinary token id (`None` for an empty vocabulary).
     fn max_rank(&self) -> Option<Rank> {
-        self.core.vocab.encoder.values().copied().max()
+        self.core.vocab.max_ordinary()
     }
 
     fn n_mergeable(&self) -> usize {
-        self.core.vocab.encoder.len()
+        self.core.vocab.n_ordinary()
     }
 
     fn pattern(&self) -> &str {
