@@ -8,7 +8,7 @@
 
 use super::normalize::UserDefined;
 use rustc_hash::FxHashMap;
-use super::agenda::{Agenda, Candidate};
+use super::agenda::{Agenda, Candidate, Laned, Queue};
 
 /// sentencepiece stops undoing UNUSED merges below this depth.
 pub const MAX_RESEGMENT_DEPTH: usize = 100;
@@ -52,8 +52,12 @@ pub struct Bpe {
 pub struct Scratch {
     syms: Vec<Sym>,
     heap: Agenda,
+    laned: Laned,
     pub segment: Segment,
 }
+
+/// Texts of at least this many symbols merge with the laned agenda ([`Laned`]).
+const LANE_FROM: usize = 256;
 
 #[derive(Clone, Copy)]
 struct Sym {
@@ -100,11 +104,26 @@ impl Bpe {
     /// The symbols of `text` after every merge, with their ids (unknown ones as the unk id), in
     /// `scratch.segment` (its buffers are reused from call to call).
     pub fn segment(&self, text: &[u8], scratch: &mut Scratch) {
-        let Scratch { syms, heap, segment: out } = scratch;
+        let Scratch { syms, heap, laned, segment: out } = scratch;
         out.clear();
-        heap.clear();
         self.symbols(text, syms);
-        // piece -> (start, mid, end) of the last pair recorded for an UNUSED piece
+        let rev = if syms.len() >= LANE_FROM { self.merge_all(text, syms, laned) } else { self.merge_all(text, syms, heap) };
+        let live = syms.iter().filter(|s| s.start != NONE);
+        if self.has_unused {
+            for s in live {
+                self.resegment(text, s.start, s.end, &rev, out, 0);
+            }
+        } else {
+            // no UNUSED piece: every piece a symbol can be is NORMAL or USER_DEFINED
+            out.extend(live.map(|s| (if s.id == NONE { self.unk_id } else { s.id }, s.start, s.end)));
+        }
+    }
+
+    /// Every merge of `syms`, best candidate first; returns, for each UNUSED piece, the
+    /// (start, mid, end) of the last pair recorded for it.
+    #[inline(always)]
+    fn merge_all<'t, Q: Queue>(&self, text: &'t [u8], syms: &mut [Sym], heap: &mut Q) -> FxHashMap<&'t [u8], (u32, u32, u32)> {
+        heap.clear();
         let mut rev: FxHashMap<&[u8], (u32, u32, u32)> = FxHashMap::default();
         for i in 1..syms.len() {
             self.candidate(text, syms, i as u32 - 1, i as u32, heap, &mut rev);
@@ -134,15 +153,7 @@ impl Bpe {
                 self.candidate(text, syms, left, r.next, heap, &mut rev);
             }
         }
-        let live = syms.iter().filter(|s| s.start != NONE);
-        if self.has_unused {
-            for s in live {
-                self.resegment(text, s.start, s.end, &rev, out, 0);
-            }
-        } else {
-            // no UNUSED piece: every piece a symbol can be is NORMAL or USER_DEFINED
-            out.extend(live.map(|s| (if s.id == NONE { self.unk_id } else { s.id }, s.start, s.end)));
-        }
+        rev
     }
 
     #[inline]
@@ -152,7 +163,7 @@ impl Bpe {
         syms: &[Sym],
         a: u32,
         b: u32,
-        heap: &mut Agenda,
+        heap: &mut impl Queue,
         rev: &mut FxHashMap<&'t [u8], (u32, u32, u32)>,
     ) {
         let (sa, sb) = (&syms[a as usize], &syms[b as usize]);

@@ -240,3 +240,17 @@ def test_max_input_bytes_applies_to_every_call() -> None:
         assert len(tok.encode(["a" * 50, b"b" * 50])) == 2
     finally:
         bpekit.set_limits(max_input_bytes=before)
+
+
+_RUNS = ["a" * 3000, " " * 3000, "ab" * 1500, "a" * 1500 + "b" + "a" * 1500, "aab" * 1000, "\u65e5" * 2000, "e" * 999 + " e" * 999]
+
+
+@pytest.mark.skipif(not LLAMA_GGUF.is_file(), reason="llama-spm GGUF vocabulary not found")
+@pytest.mark.parametrize("text", _RUNS, ids=range(len(_RUNS)))
+def test_long_runs_merge_as_the_reference(text: str) -> None:
+    """Texts of 256 symbols or more merge with the laned agenda (``agenda.rs`` ``Laned``): runs of
+    one character push their first pairs in the lane's order, the others mix lane and heap."""
+    spm, reference = _llama()
+    assert spm.encode(text) == reference.encode(spm.model.normalizer.normalize(text))[1]
+    for index in range(len(MODELS)):
+        assert _tok(index).encode(text) == _reference(index, text)[1], MODEL_IDS[index]
