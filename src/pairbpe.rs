@@ -15,9 +15,11 @@ use crate::error::{Error, Result};
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use crate::sentencepiece::agenda::{Agenda, Candidate, Laned, Queue};
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Pieces of at least this many symbols merge with the laned agenda.
+const LANE_FROM: usize = 256;
 
 /// Entries in each thread's piece cache before it is cleared.
 const CACHE_LIMIT: usize = 1 << 16;
@@ -242,21 +244,41 @@ impl PairBpe {
     }
 
     /// `Word::merge_all`: the lowest (rank, position) pair first, stale entries skipped.
-    fn merge_all(&self, mut ids: Vec<u32>) -> Vec<u32> {
+    fn merge_all(&self, ids: Vec<u32>) -> Vec<u32> {
+        if ids.len() >= LANE_FROM && ids.len() <= u32::MAX as usize {
+            self.merge_with(ids, &mut Laned::default())
+        } else {
+            self.merge_with(ids, &mut Agenda::default())
+        }
+    }
+
+    /// [`Self::merge_all`] with the candidates in `heap`: Hugging Face's order (lowest merge
+    /// rank, then leftmost; one pair per (rank, position), so equal keys are equal entries) as
+    /// the SentencePiece agenda's (highest score, then leftmost) with the score `-rank`.
+    ///
+    /// Performance note (`src/PERFORMANCE.md`, "Twelfth round"): `std`'s binary heap of
+    /// `(rank, position, id)` tuples was most of a megabyte-long piece's time (a run of one
+    /// letter, digits, random letters through GPT-NeoX's `tokenizer.json`: 11–21x English); the
+    /// 4-ary heap of one-key entries and, for pieces of 256 symbols or more, its lane (a run's
+    /// first pairs arrive in order) replace it.
+    #[inline(always)]
+    fn merge_with(&self, mut ids: Vec<u32>, heap: &mut impl Queue) -> Vec<u32> {
         let n = ids.len();
         if n < 2 {
             return ids;
         }
+        // the agenda pops the highest score first: score `u32::MAX - rank`, in its signed form
+        let candidate = |rank: u32, pos: usize, m: u32| Candidate::new(((u32::MAX - rank) ^ 0x8000_0000) as i32, pos as u32, 0, m);
         let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
         let mut next: Vec<usize> = (1..=n).collect();
         let mut alive = vec![true; n];
-        let mut heap = BinaryHeap::with_capacity(n);
         for i in 0..n - 1 {
             if let Some(&(rank, m)) = self.pairs.get(&key(ids[i], ids[i + 1])) {
-                heap.push(Reverse((rank, i, m)));
+                heap.push(candidate(rank, i, m));
             }
         }
-        while let Some(Reverse((_, pos, new_id))) = heap.pop() {
+        while let Some(c) = heap.pop() {
+            let (pos, new_id) = (c.left() as usize, c.id);
             let right = next[pos];
             if !alive[pos] || right >= n {
                 continue;
@@ -275,12 +297,12 @@ impl PairBpe {
             let before = prev[pos];
             if before < n {
                 if let Some(&(rank, m)) = self.pairs.get(&key(ids[before], new_id)) {
-                    heap.push(Reverse((rank, before, m)));
+                    heap.push(candidate(rank, before, m));
                 }
             }
             if after < n {
                 if let Some(&(rank, m)) = self.pairs.get(&key(new_id, ids[after])) {
-                    heap.push(Reverse((rank, pos, m)));
+                    heap.push(candidate(rank, pos, m));
                 }
             }
         }
