@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use crate::sentencepiece::agenda::{Agenda, Candidate, Laned, Queue};
+use crate::sentencepiece::agenda::{Agenda, Candidate, Queue};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Pieces of at least this many symbols merge with the laned agenda.
@@ -246,7 +246,7 @@ impl PairBpe {
     /// `Word::merge_all`: the lowest (rank, position) pair first, stale entries skipped.
     fn merge_all(&self, ids: Vec<u32>) -> Vec<u32> {
         if ids.len() >= LANE_FROM && ids.len() <= u32::MAX as usize {
-            self.merge_with(ids, &mut Laned::default())
+            self.merge_with(ids, &mut RankLanes::default())
         } else {
             self.merge_with(ids, &mut Agenda::default())
         }
@@ -359,6 +359,38 @@ impl PairBpe {
 mod tests {
     use super::*;
 
+    /// `RankLanes` pops what the plain agenda pops, for any interleaving of pushes (few ranks,
+    /// positions mostly rising within a rank, sometimes not) and pops.
+    #[test]
+    fn rank_lanes_pop_in_the_agendas_order() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..60 {
+            let (mut plain, mut lanes) = (Agenda::default(), RankLanes::default());
+            lanes.clear();
+            let mut pos = 0u32;
+            let mut popped = (Vec::new(), Vec::new());
+            for _ in 0..(round * 53) % 900 {
+                pos = if next() % 6 == 0 { (next() % 1000) as u32 } else { pos + 1 + (next() % 3) as u32 };
+                let c = Candidate::new(-((next() % (1 + round as u64 % 9)) as i32), pos, 0, (next() % 50) as u32);
+                plain.push(c);
+                lanes.push(c);
+                if next() % 3 == 0 {
+                    popped.0.extend(plain.pop().map(|c| (c.score_bits(), c.left(), c.end)));
+                    popped.1.extend(lanes.pop().map(|c| (c.score_bits(), c.left(), c.end)));
+                }
+            }
+            popped.0.extend(std::iter::from_fn(|| plain.pop()).map(|c| (c.score_bits(), c.left(), c.end)));
+            popped.1.extend(std::iter::from_fn(|| lanes.pop()).map(|c| (c.score_bits(), c.left(), c.end)));
+            assert_eq!(popped.0, popped.1, "round {round}");
+        }
+    }
+
     fn model(merges: &[(u32, u32, u32)]) -> PairBpe {
         let mut byte_ids = [0u32; 256];
         for (b, slot) in byte_ids.iter_mut().enumerate() {
@@ -419,5 +451,68 @@ mod tests {
         // a pending unk waits for the next known character, after byte tokens
         let m = PairBpe::new(Symbols::Chars(chars(true, true)), &[], None, split()).unwrap();
         assert_eq!(m.encode("€éa").unwrap(), vec![4, 5, 3, 0]);
+    }
+}
+
+/// The candidates of a long piece, one queue per merge rank: within a rank, candidates pushed in
+/// increasing position (every first pair of the piece, and most later ones) are appended to that
+/// rank's queue, whose front alone sits in the heap; any other candidate goes to the heap itself.
+/// A pop takes the heap's best; when it was a queue's front, the queue's next one takes its
+/// place. The heap then holds one entry per rank in play instead of one per pair.
+/// `Candidate::end` (unused by pair merges) marks a queue's front: the queue's index + 1.
+#[derive(Default)]
+struct RankLanes {
+    heap: Agenda,
+    /// Each rank's queue: its candidates and the index of its front.
+    lanes: Vec<(Vec<Candidate>, usize)>,
+    /// Score bits -> index in `lanes`.
+    by_rank: FxHashMap<u32, u32>,
+}
+
+impl Queue for RankLanes {
+    fn clear(&mut self) {
+        self.heap.clear();
+        self.lanes.clear();
+        self.by_rank.clear();
+    }
+
+    #[inline(always)]
+    fn push(&mut self, c: Candidate) {
+        let next = self.lanes.len() as u32;
+        let lane = *self.by_rank.entry(c.score_bits()).or_insert(next);
+        if lane == next {
+            self.lanes.push((Vec::new(), 0));
+        }
+        let (items, head) = &mut self.lanes[lane as usize];
+        match items.last() {
+            Some(last) if *head < items.len() && last.left() >= c.left() => self.heap.push(c),
+            _ => {
+                if *head == items.len() {
+                    items.clear();
+                    *head = 0;
+                    let mut front = c;
+                    front.end = lane + 1;
+                    self.heap.push(front);
+                }
+                items.push(c);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<Candidate> {
+        let c = self.heap.pop()?;
+        if c.end != 0 {
+            let (items, head) = &mut self.lanes[c.end as usize - 1];
+            *head += 1;
+            if let Some(&n) = items.get(*head) {
+                let mut front = n;
+                front.end = c.end;
+                self.heap.push(front);
+            }
+        }
+        let mut c = c;
+        c.end = 0;
+        Some(c)
     }
 }

@@ -25,6 +25,12 @@ impl Candidate {
         Candidate { key, end, id }
     }
 
+    /// The score part of the key (its high half).
+    #[inline(always)]
+    pub fn score_bits(&self) -> u32 {
+        (self.key >> 32) as u32
+    }
+
     #[inline(always)]
     pub fn left(&self) -> u32 {
         u32::MAX - self.key as u32
