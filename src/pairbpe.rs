@@ -248,7 +248,8 @@ impl PairBpe {
         if ids.len() >= LANE_FROM && ids.len() <= u32::MAX as usize {
             self.merge_with(ids, &mut RankLanes::default())
         } else {
-            self.merge_with(ids, &mut Agenda::default())
+            let n = ids.len();
+            self.merge_with(ids, &mut std::collections::BinaryHeap::with_capacity(n))
         }
     }
 

