@@ -257,11 +257,11 @@ impl PairBpe {
     /// rank, then leftmost; one pair per (rank, position), so equal keys are equal entries) as
     /// the SentencePiece agenda's (highest score, then leftmost) with the score `-rank`.
     ///
-    /// Performance note (`src/PERFORMANCE.md`, "Twelfth round"): `std`'s binary heap of
-    /// `(rank, position, id)` tuples was most of a megabyte-long piece's time (a run of one
-    /// letter, digits, random letters through GPT-NeoX's `tokenizer.json`: 11–21x English); the
-    /// 4-ary heap of one-key entries and, for pieces of 256 symbols or more, its lane (a run's
-    /// first pairs arrive in order) replace it.
+    /// Performance note (`src/PERFORMANCE.md`, "Twelfth round"): one binary heap of every
+    /// candidate was most of a megabyte-long piece's time (a run of one letter, digits, random
+    /// letters through GPT-NeoX's `tokenizer.json`: 11–23x English). Pieces of 256 symbols or
+    /// more now queue their candidates per rank ([`RankLanes`]: in position order within a rank,
+    /// so the heap holds one front per rank); shorter ones keep `std`'s binary heap.
     #[inline(always)]
     fn merge_with(&self, mut ids: Vec<u32>, heap: &mut impl Queue) -> Vec<u32> {
         let n = ids.len();
