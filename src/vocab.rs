@@ -101,7 +101,8 @@ impl Vocab {
         if total > u32::MAX as usize {
             return Err(Error::Vocab("the vocabulary's tokens exceed 4 GiB".into()));
         }
-        let mut decode_bytes = Vec::new();
+        let special_bytes: usize = specials.iter().map(|s| s.0.len()).sum();
+        let mut decode_bytes = Vec::with_capacity(if flat.is_some() { special_bytes } else { total } + DECODE_PAD);
         let mut max_token_len = 0;
         for (i, (bytes, rank)) in encoder.clone().enumerate() {
             if bytes.is_empty() {
