@@ -468,6 +468,8 @@ struct RankLanes {
     lanes: Vec<(Vec<Candidate>, usize)>,
     /// Score bits -> index in `lanes`.
     by_rank: FxHashMap<u32, u32>,
+    /// The last (score bits, lane) looked up: runs push many candidates of one rank in a row.
+    last: Option<(u32, u32)>,
 }
 
 impl Queue for RankLanes {
@@ -475,15 +477,24 @@ impl Queue for RankLanes {
         self.heap.clear();
         self.lanes.clear();
         self.by_rank.clear();
+        self.last = None;
     }
 
     #[inline(always)]
     fn push(&mut self, c: Candidate) {
-        let next = self.lanes.len() as u32;
-        let lane = *self.by_rank.entry(c.score_bits()).or_insert(next);
-        if lane == next {
-            self.lanes.push((Vec::new(), 0));
-        }
+        let score = c.score_bits();
+        let lane = match self.last {
+            Some((s, lane)) if s == score => lane,
+            _ => {
+                let next = self.lanes.len() as u32;
+                let lane = *self.by_rank.entry(score).or_insert(next);
+                if lane == next {
+                    self.lanes.push((Vec::new(), 0));
+                }
+                self.last = Some((score, lane));
+                lane
+            }
+        };
         let (items, head) = &mut self.lanes[lane as usize];
         match items.last() {
             Some(last) if *head < items.len() && last.left() >= c.left() => self.heap.push(c),
