@@ -364,13 +364,8 @@ mod tests {
     /// positions mostly rising within a rank, sometimes not) and pops.
     #[test]
     fn rank_lanes_pop_in_the_agendas_order() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = crate::merge::equivalence_tests::Rng::new(12);
+        let mut next = move || rng.next();
         for round in 0..60 {
             let (mut plain, mut lanes) = (Agenda::default(), RankLanes::default());
             lanes.clear();

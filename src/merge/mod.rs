@@ -10,7 +10,7 @@
 pub mod backtrack;
 pub mod cache;
 #[cfg(test)]
-mod equivalence_tests;
+pub(crate) mod equivalence_tests;
 pub mod heap;
 pub mod lookup;
 pub mod pairs;
