@@ -19,6 +19,8 @@ pub enum Error {
     InvalidToken(u32),
     /// A malformed input file (rank file line, ...).
     Format(String),
+    /// An input too long for a merge's 32-bit positions (a piece of 4 GiB or more).
+    TooLong(usize),
 }
 
 impl fmt::Display for Error {
@@ -34,6 +36,7 @@ impl fmt::Display for Error {
             ),
             Error::InvalidToken(t) => write!(f, "Invalid token for decoding: {t}"),
             Error::Format(m) => write!(f, "{m}"),
+            Error::TooLong(n) => write!(f, "a piece of {n} bytes: pieces of 4 GiB or more cannot be merged"),
         }
     }
 }

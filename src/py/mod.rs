@@ -23,7 +23,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 pub(crate) fn to_py_err(py: Python<'_>, e: Error) -> PyErr {
     let name = match &e {
         Error::Pattern(_) => "PatternError",
-        Error::Regex(_) | Error::NoToken(_) => "EncodeError",
+        Error::Regex(_) | Error::NoToken(_) | Error::TooLong(_) => "EncodeError",
         Error::Vocab(_) => "VocabError",
         Error::InvalidToken(_) => "InvalidTokenError",
         Error::Format(_) => "FormatError",

@@ -91,7 +91,7 @@ impl PairBPE {
     fn encode_piece(&self, py: Python<'_>, piece: &[u8]) -> PyResult<Vec<u32>> {
         run(py, || {
             let mut out = Vec::new();
-            self.model.encode_piece(piece, &mut out);
+            self.model.encode_piece(piece, &mut out)?;
             Ok(out)
         })
     }
