@@ -36,11 +36,11 @@ pub struct Flat {
 }
 
 impl Flat {
-    /// The token of entry `i`.
+    /// Appends one line's token and rank.
     #[inline]
-    pub fn token(&self, i: usize) -> &[u8] {
-        let (s, n, _) = self.tokens[i];
-        &self.bytes[s as usize..(s + n) as usize]
+    fn push(&mut self, token: &[u8], rank: Rank) {
+        self.tokens.push((self.bytes.len() as u32, token.len() as u32, rank));
+        self.bytes.extend_from_slice(token);
     }
 
     /// Every `(token, rank)`, in file order.
@@ -76,8 +76,7 @@ pub fn parse_flat(data: &[u8], source: &str) -> Result<Flat> {
         rest = rest.get(end + 1..).unwrap_or(&[]);
         lineno += 1;
         if let Some((len, rank)) = fast_line(line, &mut scratch) {
-            flat.tokens.push((flat.bytes.len() as u32, len as u32, rank));
-            flat.bytes.extend_from_slice(&scratch[..len]);
+            flat.push(&scratch[..len], rank);
         } else {
             general_line(line, lineno, source, &mut flat)?;
         }
@@ -131,8 +130,7 @@ fn general_line(line: &[u8], lineno: usize, source: &str, flat: &mut Flat) -> Re
             .ok()
             .and_then(|r| r.parse().ok())
             .ok_or_else(|| bad(line, lineno, source, "the rank is not an integer in 0..2^32"))?;
-        flat.tokens.push((flat.bytes.len() as u32, token.len() as u32, rank));
-        flat.bytes.extend_from_slice(&token);
+        flat.push(&token, rank);
     }
     Ok(())
 }

@@ -96,12 +96,11 @@ impl Vocab {
             )));
         }
         let mut decode_offsets = vec![HOLE; n];
-        let total: usize = flat.map_or_else(|| encoder.clone().map(|(k, _)| k.len()).sum::<usize>(), |f| f.bytes.len())
-            + specials.iter().map(|s| s.0.len()).sum::<usize>();
+        let special_bytes: usize = specials.iter().map(|s| s.0.len()).sum();
+        let total = flat.map_or_else(|| encoder.clone().map(|(k, _)| k.len()).sum::<usize>(), |f| f.bytes.len()) + special_bytes;
         if total > u32::MAX as usize {
             return Err(Error::Vocab("the vocabulary's tokens exceed 4 GiB".into()));
         }
-        let special_bytes: usize = specials.iter().map(|s| s.0.len()).sum();
         let mut decode_bytes = Vec::with_capacity(if flat.is_some() { special_bytes } else { total } + DECODE_PAD);
         let mut max_token_len = 0;
         for (i, (bytes, rank)) in encoder.clone().enumerate() {
