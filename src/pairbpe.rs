@@ -12,10 +12,10 @@
 //! full); the heap merge runs only on cache misses.
 
 use crate::error::{Error, Result};
+use crate::merge::agenda::{Agenda, Candidate, Queue};
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use crate::sentencepiece::agenda::{Agenda, Candidate, Queue};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One symbol of a merge: its id and its neighbours' positions.
@@ -245,8 +245,9 @@ impl PairBpe {
         Ok(())
     }
 
-    /// Hugging Face's `Word::merge_all` on the first symbols of `piece` (UTF-8 for `Chars`).
-    pub fn merge(&self, piece: &[u8]) -> Vec<u32> {
+    /// Hugging Face's `Word::merge_all` on the first symbols of `piece` (UTF-8 for `Chars`);
+    /// `encode_piece` has checked that it is at most [`MAX_PIECE`] bytes.
+    fn merge(&self, piece: &[u8]) -> Vec<u32> {
         let ids = match &self.symbols {
             Symbols::Bytes(byte_ids) => piece.iter().map(|&b| byte_ids[b as usize]).filter(|&i| i != DROP).collect(),
             Symbols::Chars(chars) => {
@@ -260,7 +261,7 @@ impl PairBpe {
 
     /// `Word::merge_all`: the lowest (rank, position) pair first, stale entries skipped.
     fn merge_all(&self, ids: Vec<u32>) -> Vec<u32> {
-        if ids.len() >= LANE_FROM && ids.len() <= u32::MAX as usize {
+        if ids.len() >= LANE_FROM {
             self.merge_with(ids, &mut RankLanes::default())
         } else {
             let n = ids.len();

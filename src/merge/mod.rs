@@ -7,6 +7,7 @@
 //! for long pieces; it needs tables built once per vocabulary, and falls back to the heap for a
 //! vocabulary whose merges are not in rank order).
 
+pub mod agenda;
 pub mod backtrack;
 pub mod cache;
 #[cfg(test)]

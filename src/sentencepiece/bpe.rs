@@ -8,7 +8,7 @@
 
 use super::normalize::UserDefined;
 use rustc_hash::FxHashMap;
-use super::agenda::{Agenda, Candidate, Laned, Queue};
+use crate::merge::agenda::{Agenda, Candidate, Laned, Queue};
 
 /// sentencepiece stops undoing UNUSED merges below this depth.
 pub const MAX_RESEGMENT_DEPTH: usize = 100;

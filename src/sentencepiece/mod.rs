@@ -15,7 +15,6 @@
 //!   table (`crate::merge::cache`) was tried and was slower here, as every part (not only the
 //!   pieces that need merging) goes through the cache.
 
-pub mod agenda;
 pub mod bpe;
 pub mod charsmap;
 pub mod normalize;

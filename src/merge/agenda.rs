@@ -1,6 +1,8 @@
-//! The merge candidates of [`super::bpe`]: a 4-ary max-heap ordered by one `u64` key (score
-//! rank, then leftmost), so a comparison is one integer compare and a sift step reads four
-//! children from one or two cache lines.
+//! Merge candidates ordered by one `u64` key (score rank, then leftmost), for the merges that
+//! keep a priority queue: SentencePiece's (`sentencepiece/bpe.rs`) and Hugging Face's pair rule
+//! (`pairbpe.rs`, with the score `u32::MAX - merge rank`). [`Agenda`] is a 4-ary max-heap, so a
+//! comparison is one integer compare and a sift step reads four children from one or two cache
+//! lines.
 //!
 //! Performance note: on a megabyte with no split point (`"a" * 1_000_000` or random letters with
 //! Llama's vocabulary) the heap holds about a million candidates and its sift-downs were three
