@@ -115,13 +115,8 @@ mod tests {
 
     #[test]
     fn surrogates_join_or_become_replacement_characters() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = crate::merge::equivalence_tests::Rng::new(0x9E37_79B9);
+        let mut next = move || rng.next();
         for _ in 0..5000 {
             let n = (next() % 12) as usize;
             let units: Vec<u32> = (0..n)

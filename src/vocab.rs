@@ -272,8 +272,12 @@ mod flat_tests {
     use super::*;
     use crate::rankfile::{parse, parse_flat};
 
+    /// Every id's bytes, whether each ordinary token's bytes look up its id, the ordinary count,
+    /// the largest ordinary id and the longest token.
+    type Answers = (Vec<Option<Vec<u8>>>, Vec<bool>, usize, Option<Rank>, usize);
+
     /// Everything a `Vocab` answers, for comparing two builds.
-    fn answers(v: &Vocab) -> (Vec<Option<Vec<u8>>>, Vec<bool>, usize, Option<Rank>, usize) {
+    fn answers(v: &Vocab) -> Answers {
         let ids = 0..v.n_ids() as Rank + 2;
         let tokens: Vec<Option<Vec<u8>>> = ids.clone().map(|i| v.token_bytes(i).map(<[u8]>::to_vec)).collect();
         let lookups = tokens.iter().enumerate().map(|(i, t)| match t {

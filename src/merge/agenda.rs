@@ -209,13 +209,8 @@ mod tests {
 
     #[test]
     fn pops_by_rank_then_leftmost() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = crate::merge::equivalence_tests::Rng::new(0x2545_f491);
+        let mut next = move || rng.next();
         for round in 0..150 {
             let (mut plain, mut laned, mut binary) = (Agenda::default(), Laned::default(), std::collections::BinaryHeap::new());
             let agenda: &mut dyn Queue = match round % 3 {
