@@ -27,7 +27,7 @@ from harness.local import ENCODINGS, load_corpora, setup_env  # noqa: I001 (firs
 setup_env()
 import bpekit  # noqa: E402
 from corpora import size_mb  # noqa: E402
-from harness.timing import median_mbps, paired_ratio, run_rounds  # noqa: E402
+from harness.timing import print_rows  # noqa: E402
 
 
 def decoders(name: str) -> dict[str, Callable[[list[list[int]]], object]]:
@@ -84,12 +84,8 @@ def main() -> None:
             seqs = [tk.encode_ordinary(d) for d in docs]
             want = [tk.decode(s) for s in seqs]
             check(name, passes, seqs, want)
-            mb = size_mb(want)
-            secs = run_rounds({k: (lambda run=run: run(seqs)) for k, run in passes.items()}, args.rounds)
-            base = secs["tiktoken decode"]
-            for label, s in secs.items():
-                print(f"| {name} | {corpus} ({mb:.2f}) | {label} | {median_mbps(mb, s):.1f} | {paired_ratio(s, base):.2f}x |")
-            sys.stdout.flush()
+            timed = {k: (lambda run=run: run(seqs)) for k, run in passes.items()}
+            print_rows(name, corpus, size_mb(want), timed, "tiktoken decode", args.rounds)
 
 
 if __name__ == "__main__":

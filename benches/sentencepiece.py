@@ -42,7 +42,7 @@ setup_env()
 from bpekit.formats.sentencepiece import SentencePieceBPE  # noqa: E402
 from bpekit.tokenizer import Tokenizer  # noqa: E402
 from corpora import size_mb  # noqa: E402
-from harness.timing import median_mbps, paired_ratio, run_rounds  # noqa: E402
+from harness.timing import print_rows  # noqa: E402
 
 DATA = Path(os.environ.get("BPEKIT_TEST_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 SPM_DIR = Path(os.environ.get("BPEKIT_SPM_DIR", DATA / "spm"))
@@ -147,12 +147,8 @@ def main() -> None:
             for name, run in runs.items():
                 if run(docs) != want:
                     sys.exit(f"{label}: {name} differs from sentencepiece on {corpus}")
-            mb = size_mb(docs)
-            secs = run_rounds({k: (lambda run=run: run(docs)) for k, run in runs.items()}, args.rounds, prepare)
-            base = secs["sentencepiece encode"]
-            for name, s in secs.items():
-                print(f"| {label} | {corpus} ({mb:.2f}) | {name} | {median_mbps(mb, s):.1f} | {paired_ratio(s, base):.2f}x |")
-            sys.stdout.flush()
+            timed = {k: (lambda run=run: run(docs)) for k, run in runs.items()}
+            print_rows(label, corpus, size_mb(docs), timed, "sentencepiece encode", args.rounds, prepare)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import statistics
+import sys
 import time
 from collections.abc import Callable
 
@@ -52,3 +53,13 @@ def median_mbps(mb: float, secs: list[float]) -> float:
 def paired_ratio(secs: list[float], base: list[float]) -> float:
     """Median over rounds of ``speed / base speed`` (= ``base time / time``) in the same round."""
     return statistics.median(b / s for s, b in zip(secs, base, strict=True))
+
+
+def print_rows(first: str, corpus: str, mb: float, passes: dict[str, Callable[[], object]], base: str,
+               rounds: int, prepare: dict[str, Callable[[], None]] | None = None) -> None:
+    """Times ``passes`` in interleaved rounds and prints one Markdown row per pass:
+    ``| first | corpus (MB) | pass | MB/s | x base |`` (median MB/s, median per-round ratio)."""
+    secs = run_rounds(passes, rounds, prepare)
+    for name, s in secs.items():
+        print(f"| {first} | {corpus} ({mb:.2f}) | {name} | {median_mbps(mb, s):.1f} | {paired_ratio(s, secs[base]):.2f}x |")
+    sys.stdout.flush()

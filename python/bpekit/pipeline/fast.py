@@ -104,7 +104,7 @@ def core_splitter(pre: PreTokenizer | None) -> Callable[[str], list[str]] | None
 
         def split_isolated(text: str) -> list[str]:
             pieces: list[str] = stages.split(text)
-            return [p if p.startswith(" ") else " " + p for p in pieces] if prefix else pieces
+            return _space_prefixed(pieces) if prefix else pieces
 
         return split_isolated
     pattern, segment_prefix, piece_prefix = config
@@ -114,11 +114,15 @@ def core_splitter(pre: PreTokenizer | None) -> Callable[[str], list[str]] | None
         if segment_prefix and not text.startswith(" "):
             text = " " + text
         pieces: list[str] = core.split(text)
-        if piece_prefix:
-            pieces = [p if p.startswith(" ") else " " + p for p in pieces]
-        return pieces
+        return _space_prefixed(pieces) if piece_prefix else pieces
 
     return split_text
+
+
+def _space_prefixed(pieces: list[str]) -> list[str]:
+    """Each piece with a leading space unless it has one (``ByteLevel(add_prefix_space)`` after a
+    ``Split``)."""
+    return [p if p.startswith(" ") else " " + p for p in pieces]
 
 
 def core_model(pre: PreTokenizer | None, model: object) -> _core.PairBPE | None:
