@@ -60,15 +60,7 @@ thread_local! {
 /// Runs `f` with this thread's chunk cache of model `owner` (`None` if it is in use further up
 /// the stack). Meeting a new model first drops the caches of models that are gone.
 fn with_chunks<R>(owner: u64, f: impl FnOnce(Option<&mut ChunkCache>) -> R) -> R {
-    CHUNKS.with(|c| match c.try_borrow_mut() {
-        Ok(mut caches) => {
-            if !caches.is_empty() && !caches.contains_key(&owner) {
-                caches.retain(|id, _| cache::is_live(*id));
-            }
-            f(Some(caches.entry(owner).or_default()))
-        }
-        Err(_) => f(None),
-    })
+    CHUNKS.with(|c| cache::with_owned(c, owner, f))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -167,7 +167,14 @@ pub fn with_cache<R>(owner: u64, enabled: bool, f: impl FnOnce(Option<&mut Piece
     if !enabled {
         return f(None);
     }
-    CACHES.with(|c| match c.try_borrow_mut() {
+    CACHES.with(|c| with_owned(c, owner, f))
+}
+
+/// Runs `f` with `owner`'s entry of a thread's per-encoder caches (made if missing), or with
+/// `None` if that map is in use further up the stack. Meeting a new owner first drops the
+/// entries of owners that are gone (the pre-token caches here, SentencePiece's chunk caches).
+pub fn with_owned<C: Default, R>(caches: &RefCell<FxHashMap<u64, C>>, owner: u64, f: impl FnOnce(Option<&mut C>) -> R) -> R {
+    match caches.try_borrow_mut() {
         Ok(mut caches) => {
             if !caches.is_empty() && !caches.contains_key(&owner) {
                 let live = live();
@@ -176,7 +183,7 @@ pub fn with_cache<R>(owner: u64, enabled: bool, f: impl FnOnce(Option<&mut Piece
             f(Some(caches.entry(owner).or_default()))
         }
         Err(_) => f(None),
-    })
+    }
 }
 
 /// Drops this thread's cache of encoder `owner` (called when the encoder is dropped or resized).
