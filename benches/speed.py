@@ -50,6 +50,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--worst-bytes", type=int, default=None, help="worst-case input size (default 1,000,000)")
     ap.add_argument("--worst-timeout", type=float, default=None, help="seconds per worst case (default 30)")
     ap.add_argument("--load-runs", type=int, default=None, help="fresh processes per load time (default 5)")
+    ap.add_argument("--cold", action="store_true",
+                    help="no untimed pass before each timed one (the tables before session 13)")
     ap.add_argument("--json", type=Path, default=RESULTS / "speed.json")
     ap.add_argument("--write-docs", action="store_true", help="update the generated tables in docs/benchmarks.md")
     ap.add_argument("--render", type=Path, nargs="+", metavar="JSON",
@@ -119,7 +121,7 @@ def measure_encoding(enc: str, corpora: dict[str, list[str]], a: argparse.Namesp
             for mode, fn in timed_passes(lib, docs).items():
                 passes[f"{name}|{mode}"] = fn
                 prepare[f"{name}|{mode}"] = lib.prepare
-        secs = run_rounds(passes, a.rounds, prepare)
+        secs = run_rounds(passes, a.rounds, prepare, warm=not a.cold)
         out["corpora"][corpus] = {"mb": size_mb(docs), "docs": len(docs), "seconds": secs}
     separate = [n for n in built if n != "bpekit(no cache)"]  # the cache plays no part below
     if "worst" in a.sections:
@@ -169,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             "command": "python benches/speed.py " + " ".join(sys.argv[1:] if argv is None else argv),
             "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
             "load": " ".join(f"{x:.1f}" for x in os.getloadavg()),
-            "rounds": a.rounds, "max_mb": a.max_mb, "worst_bytes": a.worst_bytes,
+            "rounds": a.rounds, "warm": not a.cold, "max_mb": a.max_mb, "worst_bytes": a.worst_bytes,
             "worst_timeout": a.worst_timeout, "load_runs": a.load_runs, "cpus": os.cpu_count(),
         },
         "libs": a.libs, "versions": {}, "unavailable": {}, "notes": {}, "encodings": {},

@@ -139,7 +139,8 @@ def notes(res: dict[str, Any]) -> list[str]:
 
 def markdown(res: dict[str, Any]) -> str:
     s = res["settings"]
-    head = [f"`{s['command']}` — {s['date']}, {s['rounds']} round(s), load average {s['load']}", ""]
+    passes = "each timed pass after an untimed one" if s.get("warm") else "cold passes (no untimed pass first)"
+    head = [f"`{s['command']}` — {s['date']}, {s['rounds']} round(s), {passes}, load average {s['load']}", ""]
     return "\n".join(head + speed_tables(res) + worst_table(res) + load_table(res) + notes(res))
 
 

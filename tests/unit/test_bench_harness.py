@@ -117,5 +117,11 @@ def test_a_pass_calls_the_instance_its_prepare_made() -> None:
     prepare()
     lib.prepare = prepare
     passes = speed.timed_passes(lib, ["a"])
-    timing.run_rounds(passes, 2, {k: lib.prepare for k in passes})
+    timing.run_rounds(passes, 2, {k: lib.prepare for k in passes}, warm=False)
     assert calls == [("list", 2), ("numpy", 3), ("numpy", 4), ("list", 5)]
+    # warm (the default): an untimed pass first, then `prepare` again before the timed one
+    calls.clear()
+    secs = timing.run_rounds(passes, 2, {k: lib.prepare for k in passes})
+    assert calls == [("list", 6), ("list", 7), ("numpy", 8), ("numpy", 9),
+                     ("numpy", 10), ("numpy", 11), ("list", 12), ("list", 13)]
+    assert {k: len(v) for k, v in secs.items()} == {"list": 2, "numpy": 2}
