@@ -12,6 +12,7 @@ pub mod fuzzing;
 pub mod merge;
 pub mod pairbpe;
 pub mod parallel;
+pub mod prefetch;
 pub mod pretokenize;
 pub mod rankfile;
 pub mod sentencepiece;

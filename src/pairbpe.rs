@@ -301,6 +301,15 @@ impl PairBpe {
             }
         }
         while let Some(c) = heap.pop() {
+            // the next candidate's symbol is a cache miss on a long piece: ask for it now, so it
+            // overlaps with this merge (usually still the next one: the pushes below are of later
+            // ranks)
+            if let Some(next) = heap.peek_left() {
+                crate::prefetch::prefetch(&syms[next as usize]);
+            }
+            if let Some(later) = heap.upcoming() {
+                crate::prefetch::prefetch(&syms[later as usize]);
+            }
             let (pos, new_id) = (c.left() as usize, c.id);
             let l = syms[pos];
             if l.next >= GONE {
@@ -398,6 +407,7 @@ mod tests {
                 plain.push(c);
                 lanes.push(c);
                 if next() % 3 == 0 {
+                    assert_eq!(plain.peek_left(), lanes.peek_left());
                     popped.0.extend(plain.pop().map(|c| (c.score_bits(), c.left(), c.end)));
                     popped.1.extend(lanes.pop().map(|c| (c.score_bits(), c.left(), c.end)));
                 }
@@ -486,7 +496,12 @@ struct RankLanes {
     by_rank: FxHashMap<u32, u32>,
     /// The last (score bits, lane) looked up: runs push many candidates of one rank in a row.
     last: Option<(u32, u32)>,
+    /// The candidate [`UPCOMING`] places behind the last one popped from a queue.
+    upcoming: Option<u32>,
 }
+
+/// How far ahead in a rank's queue [`RankLanes::upcoming`] looks.
+const UPCOMING: usize = 8;
 
 impl Queue for RankLanes {
     fn clear(&mut self) {
@@ -494,6 +509,7 @@ impl Queue for RankLanes {
         self.lanes.clear();
         self.by_rank.clear();
         self.last = None;
+        self.upcoming = None;
     }
 
     #[inline(always)]
@@ -528,11 +544,22 @@ impl Queue for RankLanes {
     }
 
     #[inline(always)]
+    fn peek_left(&self) -> Option<u32> {
+        self.heap.peek_left()
+    }
+
+    #[inline(always)]
+    fn upcoming(&self) -> Option<u32> {
+        self.upcoming
+    }
+
+    #[inline(always)]
     fn pop(&mut self) -> Option<Candidate> {
         let c = self.heap.pop()?;
         if c.end != 0 {
             let (items, head) = &mut self.lanes[c.end as usize - 1];
             *head += 1;
+            self.upcoming = items.get(*head + UPCOMING).map(Candidate::left);
             if let Some(&n) = items.get(*head) {
                 let mut front = n;
                 front.end = c.end;

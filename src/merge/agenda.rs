@@ -44,6 +44,12 @@ pub trait Queue {
     fn clear(&mut self);
     fn push(&mut self, c: Candidate);
     fn pop(&mut self) -> Option<Candidate>;
+    /// The `left` of the candidate `pop` would return now.
+    fn peek_left(&self) -> Option<u32>;
+    /// The `left` of a candidate likely to be popped a few pops from now (a hint for prefetching).
+    fn upcoming(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// Candidates with the same key never both apply (the same left symbol pairs with one right
@@ -100,6 +106,15 @@ impl Queue for Laned {
         }
         Some(l)
     }
+
+    #[inline(always)]
+    fn peek_left(&self) -> Option<u32> {
+        let h = self.heap.items.first();
+        match self.lane.get(self.head) {
+            Some(l) if !h.is_some_and(|h| h.key > l.key) => Some(l.left()),
+            _ => h.map(Candidate::left),
+        }
+    }
 }
 
 /// `std`'s binary heap, ordered by the key alone (pair merges of short pieces: on words of a few
@@ -117,6 +132,11 @@ impl Queue for std::collections::BinaryHeap<Candidate> {
     #[inline(always)]
     fn pop(&mut self) -> Option<Candidate> {
         std::collections::BinaryHeap::pop(self)
+    }
+
+    #[inline(always)]
+    fn peek_left(&self) -> Option<u32> {
+        self.peek().map(Candidate::left)
     }
 }
 
@@ -153,6 +173,11 @@ impl Queue for Agenda {
     #[inline(always)]
     fn pop(&mut self) -> Option<Candidate> {
         Agenda::pop(self)
+    }
+
+    #[inline(always)]
+    fn peek_left(&self) -> Option<u32> {
+        self.items.first().map(Candidate::left)
     }
 }
 
@@ -225,7 +250,9 @@ mod tests {
                 all.push((rank, left));
                 agenda.push(Candidate::new(rank, left, 0, 0));
                 if next() % 3 == 0 {
+                    let peeked = agenda.peek_left();
                     let c = agenda.pop().unwrap();
+                    assert_eq!(peeked, Some(c.left()));
                     let best = *all.iter().max_by_key(|&&(r, l)| (r, std::cmp::Reverse(l))).unwrap();
                     assert_eq!((c.key >> 32) as u32 ^ 0x8000_0000, best.0 as u32);
                     assert_eq!(c.left(), best.1);
@@ -234,8 +261,14 @@ mod tests {
                 }
             }
             all.sort_by_key(|&(r, l)| (std::cmp::Reverse(r), l));
-            let popped: Vec<(i32, u32)> =
-                std::iter::from_fn(|| agenda.pop()).map(|c| (((c.key >> 32) as u32 ^ 0x8000_0000) as i32, c.left())).collect();
+            let popped: Vec<(i32, u32)> = std::iter::from_fn(|| {
+                let peeked = agenda.peek_left();
+                let c = agenda.pop();
+                assert_eq!(peeked, c.map(|c| c.left()));
+                c
+            })
+            .map(|c| (((c.key >> 32) as u32 ^ 0x8000_0000) as i32, c.left()))
+            .collect();
             assert_eq!(popped, all);
         }
     }

@@ -17,8 +17,7 @@
 //! load of the word's header. The word loops now ask for the header [`PREFETCH_AHEAD`] list
 //! entries ahead (and for the first ones before starting), so several misses overlap: merge phase
 //! from saved counts, 1 thread, 3.60 -> 2.80 s of CPU (same build, prefetch off/on, best of 2,
-//! load average ~9; a distance of 16 was no better than 8). This is the one `unsafe` of the
-//! trainer: the prefetch intrinsic, which cannot fault.
+//! load average ~9; a distance of 16 was no better than 8). The prefetch is a hint (`crate::prefetch`).
 
 use super::queue::{pair, unpair, Pair};
 use super::table::{header_count, Words, HEADER};
@@ -178,18 +177,12 @@ pub fn merge_words(words: &mut Words, list: &mut [u32], p: Pair, n: u32, threads
 /// How many list entries ahead the word loops ask for a word's header (performance note 2).
 const PREFETCH_AHEAD: usize = 8;
 
-/// Asks the CPU to start loading `arena[at]` (a word header) into cache; a hint, no effect on
-/// results, and nothing on targets other than x86-64.
+/// Asks the CPU to start loading `arena[at]` (a word header) into cache.
 #[inline(always)]
 fn prefetch(arena: &[u32], at: usize) {
-    #[cfg(target_arch = "x86_64")]
     if let Some(x) = arena.get(at) {
-        // SAFETY: `_mm_prefetch` only needs SSE, which every x86-64 CPU has; a prefetch never
-        // faults and changes no memory (the address is in bounds anyway).
-        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((x as *const u32).cast()) }
+        crate::prefetch::prefetch(x);
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (arena, at);
 }
 
 /// Merges `p` -> `n` in the word whose header starts `at` (word id `w`), updating its length.
