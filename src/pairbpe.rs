@@ -47,6 +47,14 @@ thread_local! {
     static CACHE: RefCell<PieceCache> = RefCell::default();
 }
 
+/// The candidate to merge the pair at `pos` into `merged` with merge rank `rank`: the agenda pops
+/// the highest score first, so the score is `u32::MAX - rank` (in the signed form
+/// [`Candidate::new`] takes), then the leftmost.
+#[inline(always)]
+fn pair_candidate(rank: u32, pos: usize, merged: u32) -> Candidate {
+    Candidate::new(((u32::MAX - rank) ^ 0x8000_0000) as i32, pos as u32, 0, merged)
+}
+
 #[inline(always)]
 fn key(a: u32, b: u32) -> u64 {
     ((a as u64) << 32) | b as u64
@@ -284,8 +292,6 @@ impl PairBpe {
         if n < 2 {
             return ids;
         }
-        // the agenda pops the highest score first: score `u32::MAX - rank`, in its signed form
-        let candidate = |rank: u32, pos: usize, m: u32| Candidate::new(((u32::MAX - rank) ^ 0x8000_0000) as i32, pos as u32, 0, m);
         // Each symbol's id and neighbours side by side (one cache line per symbol touched: three
         // separate arrays cost three misses per merge on a megabyte-long piece). `prev`/`next`
         // are `NO` at the ends; a symbol merged into its left neighbour has `next == GONE`.
@@ -297,7 +303,7 @@ impl PairBpe {
             .collect();
         for i in 0..n - 1 {
             if let Some(&(rank, m)) = self.pairs.get(&key(ids[i], ids[i + 1])) {
-                heap.push(candidate(rank, i, m));
+                heap.push(pair_candidate(rank, i, m));
             }
         }
         while let Some(c) = heap.pop() {
@@ -329,12 +335,12 @@ impl PairBpe {
             }
             if l.prev != NO {
                 if let Some(&(rank, m)) = self.pairs.get(&key(syms[l.prev as usize].id, new_id)) {
-                    heap.push(candidate(rank, l.prev as usize, m));
+                    heap.push(pair_candidate(rank, l.prev as usize, m));
                 }
             }
             if r.next != NO {
                 if let Some(&(rank, m)) = self.pairs.get(&key(new_id, syms[r.next as usize].id)) {
-                    heap.push(candidate(rank, pos, m));
+                    heap.push(pair_candidate(rank, pos, m));
                 }
             }
         }
@@ -386,6 +392,115 @@ impl PairBpe {
     }
 }
 
+/// The candidates of a long piece, one queue per merge rank: within a rank, candidates pushed in
+/// increasing position (every first pair of the piece, and most later ones) are appended to that
+/// rank's queue, whose front alone sits in the heap; any other candidate goes to the heap itself.
+/// A pop takes the heap's best; when it was a queue's front, the queue's next one takes its
+/// place. The heap then holds one entry per rank in play instead of one per pair.
+/// `Candidate::end` (unused by pair merges) marks a queue's front: the queue's index + 1.
+struct RankLanes {
+    heap: Agenda,
+    /// Each rank's queue: its candidates and the index of its front.
+    lanes: Vec<(Vec<Candidate>, usize)>,
+    /// Score bits -> index in `lanes`.
+    by_rank: FxHashMap<u32, u32>,
+    /// The last two (score bits, lane) found in `by_rank`, the latest first: runs push many
+    /// candidates of one rank in a row, or alternate between two (a run of one letter: `aa+a`,
+    /// `aa+aa`).
+    last: [(u32, u32); 2],
+    /// The candidate [`UPCOMING`] places behind the last one popped from a queue.
+    upcoming: Option<u32>,
+}
+
+/// No score in [`RankLanes::last`]: a pair candidate's score bits are `u32::MAX - rank`
+/// ([`pair_candidate`]), 0 only for a merge rank of `u32::MAX`, past any merge list.
+const NO_SCORE: u32 = 0;
+
+impl Default for RankLanes {
+    fn default() -> Self {
+        RankLanes {
+            heap: Agenda::default(),
+            lanes: Vec::new(),
+            by_rank: FxHashMap::default(),
+            last: [(NO_SCORE, 0); 2],
+            upcoming: None,
+        }
+    }
+}
+
+/// How far ahead in a rank's queue [`RankLanes::upcoming`] looks.
+const UPCOMING: usize = 8;
+
+impl Queue for RankLanes {
+    fn clear(&mut self) {
+        self.heap.clear();
+        self.lanes.clear();
+        self.by_rank.clear();
+        self.last = [(NO_SCORE, 0); 2];
+        self.upcoming = None;
+    }
+
+    #[inline(always)]
+    fn push(&mut self, c: Candidate) {
+        let score = c.score_bits();
+        let lane = if self.last[0].0 == score {
+            self.last[0].1
+        } else if self.last[1].0 == score {
+            self.last[1].1
+        } else {
+            let next = self.lanes.len() as u32;
+            let lane = *self.by_rank.entry(score).or_insert(next);
+            if lane == next {
+                self.lanes.push((Vec::new(), 0));
+            }
+            self.last = [(score, lane), self.last[0]];
+            lane
+        };
+        let (items, head) = &mut self.lanes[lane as usize];
+        match items.last() {
+            Some(last) if *head < items.len() && last.left() >= c.left() => self.heap.push(c),
+            _ => {
+                if *head == items.len() {
+                    items.clear();
+                    *head = 0;
+                    let mut front = c;
+                    front.end = lane + 1;
+                    self.heap.push(front);
+                }
+                items.push(c);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn peek_left(&self) -> Option<u32> {
+        self.heap.peek_left()
+    }
+
+    #[inline(always)]
+    fn upcoming(&self) -> Option<u32> {
+        self.upcoming
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<Candidate> {
+        let c = self.heap.pop()?;
+        if c.end != 0 {
+            let (items, head) = &mut self.lanes[c.end as usize - 1];
+            *head += 1;
+            self.upcoming = items.get(*head + UPCOMING).map(Candidate::left);
+            if let Some(&n) = items.get(*head) {
+                let mut front = n;
+                front.end = c.end;
+                self.heap.push(front);
+            }
+        }
+        let mut c = c;
+        c.end = 0;
+        Some(c)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -403,7 +518,8 @@ mod tests {
             let mut popped = (Vec::new(), Vec::new());
             for _ in 0..(round * 53) % 900 {
                 pos = if next() % 6 == 0 { (next() % 1000) as u32 } else { pos + 1 + (next() % 3) as u32 };
-                let c = Candidate::new(-((next() % (1 + round as u64 % 9)) as i32), pos, 0, (next() % 50) as u32);
+                // ranks from 0 (the score next to `u32::MAX`), as the merge makes them
+                let c = pair_candidate((next() % (1 + round as u64 % 9)) as u32, pos as usize, (next() % 50) as u32);
                 plain.push(c);
                 lanes.push(c);
                 if next() % 3 == 0 {
@@ -478,96 +594,5 @@ mod tests {
         // a pending unk waits for the next known character, after byte tokens
         let m = PairBpe::new(Symbols::Chars(chars(true, true)), &[], None, split()).unwrap();
         assert_eq!(m.encode("€éa").unwrap(), vec![4, 5, 3, 0]);
-    }
-}
-
-/// The candidates of a long piece, one queue per merge rank: within a rank, candidates pushed in
-/// increasing position (every first pair of the piece, and most later ones) are appended to that
-/// rank's queue, whose front alone sits in the heap; any other candidate goes to the heap itself.
-/// A pop takes the heap's best; when it was a queue's front, the queue's next one takes its
-/// place. The heap then holds one entry per rank in play instead of one per pair.
-/// `Candidate::end` (unused by pair merges) marks a queue's front: the queue's index + 1.
-#[derive(Default)]
-struct RankLanes {
-    heap: Agenda,
-    /// Each rank's queue: its candidates and the index of its front.
-    lanes: Vec<(Vec<Candidate>, usize)>,
-    /// Score bits -> index in `lanes`.
-    by_rank: FxHashMap<u32, u32>,
-    /// The last (score bits, lane) looked up: runs push many candidates of one rank in a row.
-    last: Option<(u32, u32)>,
-    /// The candidate [`UPCOMING`] places behind the last one popped from a queue.
-    upcoming: Option<u32>,
-}
-
-/// How far ahead in a rank's queue [`RankLanes::upcoming`] looks.
-const UPCOMING: usize = 8;
-
-impl Queue for RankLanes {
-    fn clear(&mut self) {
-        self.heap.clear();
-        self.lanes.clear();
-        self.by_rank.clear();
-        self.last = None;
-        self.upcoming = None;
-    }
-
-    #[inline(always)]
-    fn push(&mut self, c: Candidate) {
-        let score = c.score_bits();
-        let lane = match self.last {
-            Some((s, lane)) if s == score => lane,
-            _ => {
-                let next = self.lanes.len() as u32;
-                let lane = *self.by_rank.entry(score).or_insert(next);
-                if lane == next {
-                    self.lanes.push((Vec::new(), 0));
-                }
-                self.last = Some((score, lane));
-                lane
-            }
-        };
-        let (items, head) = &mut self.lanes[lane as usize];
-        match items.last() {
-            Some(last) if *head < items.len() && last.left() >= c.left() => self.heap.push(c),
-            _ => {
-                if *head == items.len() {
-                    items.clear();
-                    *head = 0;
-                    let mut front = c;
-                    front.end = lane + 1;
-                    self.heap.push(front);
-                }
-                items.push(c);
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn peek_left(&self) -> Option<u32> {
-        self.heap.peek_left()
-    }
-
-    #[inline(always)]
-    fn upcoming(&self) -> Option<u32> {
-        self.upcoming
-    }
-
-    #[inline(always)]
-    fn pop(&mut self) -> Option<Candidate> {
-        let c = self.heap.pop()?;
-        if c.end != 0 {
-            let (items, head) = &mut self.lanes[c.end as usize - 1];
-            *head += 1;
-            self.upcoming = items.get(*head + UPCOMING).map(Candidate::left);
-            if let Some(&n) = items.get(*head) {
-                let mut front = n;
-                front.end = c.end;
-                self.heap.push(front);
-            }
-        }
-        let mut c = c;
-        c.end = 0;
-        Some(c)
     }
 }
