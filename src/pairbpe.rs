@@ -484,18 +484,28 @@ impl Queue for RankLanes {
 
     #[inline(always)]
     fn pop(&mut self) -> Option<Candidate> {
-        let c = self.heap.pop()?;
-        if c.end != 0 {
-            let (items, head) = &mut self.lanes[c.end as usize - 1];
-            *head += 1;
-            self.upcoming = items.get(*head + UPCOMING).map(Candidate::left);
-            if let Some(&n) = items.get(*head) {
-                let mut front = n;
-                front.end = c.end;
-                self.heap.push(front);
+        let mut c = *self.heap.peek()?;
+        let next = match c.end {
+            0 => None,
+            lane => {
+                let (items, head) = &mut self.lanes[lane as usize - 1];
+                *head += 1;
+                self.upcoming = items.get(*head + UPCOMING).map(Candidate::left);
+                items.get(*head).map(|&n| {
+                    let mut front = n;
+                    front.end = lane;
+                    front
+                })
+            }
+        };
+        match next {
+            Some(front) => {
+                self.heap.replace_top(front);
+            }
+            None => {
+                self.heap.pop();
             }
         }
-        let mut c = c;
         c.end = 0;
         Some(c)
     }

@@ -200,11 +200,33 @@ impl Agenda {
     #[inline]
     pub fn pop(&mut self) -> Option<Candidate> {
         let last = self.items.pop()?;
-        let n = self.items.len();
-        if n == 0 {
+        if self.items.is_empty() {
             return Some(last);
         }
         let top = self.items[0];
+        self.sift_down(last);
+        Some(top)
+    }
+
+    /// The best candidate, if any.
+    #[inline]
+    pub fn peek(&self) -> Option<&Candidate> {
+        self.items.first()
+    }
+
+    /// Pops the best candidate and pushes `c` in one sift (the agenda must not be empty): a
+    /// laned queue replaces its front this way, and the next front often stays on top.
+    #[inline]
+    pub fn replace_top(&mut self, c: Candidate) -> Candidate {
+        let top = self.items[0];
+        self.sift_down(c);
+        top
+    }
+
+    /// Puts `last` where the root was, moving it down past larger children.
+    #[inline]
+    fn sift_down(&mut self, last: Candidate) {
+        let n = self.items.len();
         let mut i = 0;
         loop {
             let first = 4 * i + 1;
@@ -224,13 +246,36 @@ impl Agenda {
             i = best;
         }
         self.items[i] = last;
-        Some(top)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replace_top_is_pop_then_push() {
+        let mut rng = crate::merge::equivalence_tests::Rng::new(77);
+        let mut next = move || rng.next();
+        for round in 0..100 {
+            let (mut one, mut two) = (Agenda::default(), Agenda::default());
+            for _ in 0..1 + round % 40 {
+                let c = Candidate::new((next() % 5) as i32, (next() % 100) as u32, 0, 0);
+                one.push(c);
+                two.push(c);
+            }
+            for _ in 0..60 {
+                let c = Candidate::new((next() % 5) as i32, (next() % 100) as u32, 0, 0);
+                let a = one.replace_top(c);
+                let b = two.pop().unwrap();
+                two.push(c);
+                assert_eq!(a.key, b.key, "round {round}");
+                assert_eq!(one.peek().map(|c| c.key), two.peek().map(|c| c.key));
+            }
+            let drain = |q: &mut Agenda| std::iter::from_fn(|| q.pop()).map(|c| c.key).collect::<Vec<_>>();
+            assert_eq!(drain(&mut one), drain(&mut two));
+        }
+    }
 
     #[test]
     fn pops_by_rank_then_leftmost() {
