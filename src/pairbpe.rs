@@ -32,6 +32,10 @@ pub const MAX_PIECE: usize = u32::MAX as usize - 2;
 /// Pieces of at least this many symbols merge with the laned agenda.
 const LANE_FROM: usize = 256;
 
+/// Pieces of at least this many symbols find a rank's queue in a table indexed by rank (one
+/// entry per merge, zeroed per piece) instead of a hash map.
+const DIRECT_FROM: usize = 1 << 16;
+
 /// Entries in each thread's piece cache before it is cleared.
 const CACHE_LIMIT: usize = 1 << 16;
 
@@ -270,7 +274,11 @@ impl PairBpe {
     /// `Word::merge_all`: the lowest (rank, position) pair first, stale entries skipped.
     fn merge_all(&self, ids: Vec<u32>) -> Vec<u32> {
         if ids.len() >= LANE_FROM {
-            self.merge_with(ids, &mut RankLanes::default())
+            let mut lanes = RankLanes::default();
+            if ids.len() >= DIRECT_FROM {
+                lanes.direct = vec![0; self.pairs.len()];
+            }
+            self.merge_with(ids, &mut lanes)
         } else {
             let n = ids.len();
             self.merge_with(ids, &mut std::collections::BinaryHeap::with_capacity(n))
@@ -404,6 +412,8 @@ struct RankLanes {
     lanes: Vec<(Vec<Candidate>, usize)>,
     /// Score bits -> index in `lanes`.
     by_rank: FxHashMap<u32, u32>,
+    /// Merge rank -> lane + 1 (0: none), for long pieces (see [`DIRECT_FROM`]); empty otherwise.
+    direct: Vec<u32>,
     /// The last two (score bits, lane) found in `by_rank`, the latest first: runs push many
     /// candidates of one rank in a row, or alternate between two (a run of one letter: `aa+a`,
     /// `aa+aa`).
@@ -422,6 +432,7 @@ impl Default for RankLanes {
             heap: Agenda::default(),
             lanes: Vec::new(),
             by_rank: FxHashMap::default(),
+            direct: Vec::new(),
             last: [(NO_SCORE, 0); 2],
             upcoming: None,
         }
@@ -436,6 +447,7 @@ impl Queue for RankLanes {
         self.heap.clear();
         self.lanes.clear();
         self.by_rank.clear();
+        self.direct.iter_mut().for_each(|l| *l = 0);
         self.last = [(NO_SCORE, 0); 2];
         self.upcoming = None;
     }
@@ -449,7 +461,15 @@ impl Queue for RankLanes {
             self.last[1].1
         } else {
             let next = self.lanes.len() as u32;
-            let lane = *self.by_rank.entry(score).or_insert(next);
+            let lane = if self.direct.is_empty() {
+                *self.by_rank.entry(score).or_insert(next)
+            } else {
+                let slot = &mut self.direct[(u32::MAX - score) as usize];
+                if *slot == 0 {
+                    *slot = next + 1;
+                }
+                *slot - 1
+            };
             if lane == next {
                 self.lanes.push((Vec::new(), 0));
             }

@@ -94,7 +94,10 @@ def test_neox_long_pieces_equal_tokenizers(neox):
     ours, hf = neox
     rng = random.Random(7)
     texts = ["a" * 5000, "".join(rng.choice("0123456789") for _ in range(5000)),
-             "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(5000)), " " * 3000 + "x"]
+             "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(5000)), " " * 3000 + "x",
+             # 2^16 symbols and more: each rank's queue found through a table indexed by rank
+             "".join(rng.choice("0123456789") for _ in range(70_000)),
+             "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(70_000))]
     for text in texts:
         assert ours.encode(text) == hf.encode(text, add_special_tokens=False).ids, text[:20]
 
