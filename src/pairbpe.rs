@@ -224,6 +224,17 @@ impl PairBpe {
         })
     }
 
+    /// The largest id an encoding can hold (`None` for a model with no ids at all).
+    pub fn max_id(&self) -> Option<u32> {
+        let merged = self.pairs.values().map(|&(_, m)| m).max();
+        let symbols = match &self.symbols {
+            Symbols::Bytes(ids) => ids.iter().copied().filter(|&i| i != DROP).max(),
+            Symbols::Chars(c) => c.chars.values().copied().chain(c.bytes.iter().flatten().copied().filter(|&i| i != DROP)).chain(c.unk).max(),
+        };
+        let whole = self.whole.iter().flat_map(|w| w.values().copied()).max();
+        merged.max(symbols).max(whole)
+    }
+
     /// The ids of one raw piece (bytes before the byte-level mapping).
     pub fn encode_piece(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<()> {
         if piece.is_empty() {

@@ -1,11 +1,13 @@
 //! `bpekit._core.PairBPE`: the pair-rank (Hugging Face) BPE model as seen from Python
 //! (`bpekit.pipeline.fast.core_model` builds it).
 
+use super::ints::IdInts;
 use super::run;
 use crate::pairbpe::{byte_level_bytes, merge_ids, CharSymbols, PairBpe, Split, Symbols};
 use crate::parallel;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 /// `[(left id, right id, merged id)]` in rank order for a merge list of token strings (checked:
 /// see `crate::pairbpe::merge_ids`).
@@ -26,6 +28,8 @@ type CharConfig = (rustc_hash::FxHashMap<String, u32>, Option<Vec<u32>>, Option<
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct PairBPE {
     model: PairBpe,
+    /// One shared `int` per id for the lists `encode` returns (see `ints.rs`).
+    ints: IdInts,
 }
 
 #[pymethods]
@@ -78,13 +82,16 @@ impl PairBPE {
             let isolated = RegexSplitter::all(&isolated)?;
             let splitter = pattern.map(Pretokenizer::new).transpose()?;
             let split = Split { splitter, isolated, text_prefix, piece_prefix };
-            Ok(PairBPE { model: PairBpe::new(symbols, &merges, whole, split)? })
+            let model = PairBpe::new(symbols, &merges, whole, split)?;
+            let ints = IdInts::new(model.max_id());
+            Ok(PairBPE { model, ints })
         })
     }
 
     /// The ids of one text (split, byte-mapped, merged).
-    fn encode(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
-        run(py, || self.model.encode(text))
+    fn encode<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = run(py, || self.model.encode(text))?;
+        self.ints.list(py, &ids)
     }
 
     /// The ids of one raw piece (no splitting).
@@ -98,8 +105,10 @@ impl PairBPE {
 
     /// `encode` of each text, in parallel (`num_threads` 0 = one per core).
     #[pyo3(signature = (texts, num_threads = 0))]
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, num_threads: usize) -> PyResult<Vec<Vec<u32>>> {
-        run(py, || parallel::map(&texts, num_threads, |t| self.model.encode(t)).into_iter().collect())
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<String>, num_threads: usize) -> PyResult<Bound<'py, PyList>> {
+        let all: Vec<Vec<u32>> = run(py, || parallel::map(&texts, num_threads, |t| self.model.encode(t)).into_iter().collect())?;
+        let lists = all.iter().map(|ids| self.ints.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
     }
 }
 
