@@ -421,13 +421,13 @@ struct RankLanes {
     heap: Agenda,
     /// Each rank's queue: its candidates and the index of its front.
     lanes: Vec<(Vec<Candidate>, usize)>,
-    /// Score bits -> index in `lanes`.
+    /// Score bits -> index in `lanes` (pieces under [`DIRECT_FROM`] symbols).
     by_rank: FxHashMap<u32, u32>,
     /// Merge rank -> lane + 1 (0: none), for long pieces (see [`DIRECT_FROM`]); empty otherwise.
     direct: Vec<u32>,
-    /// The last two (score bits, lane) found in `by_rank`, the latest first: runs push many
-    /// candidates of one rank in a row, or alternate between two (a run of one letter: `aa+a`,
-    /// `aa+aa`).
+    /// The last two (score bits, lane) looked up in `by_rank` or `direct`, the latest first:
+    /// runs push many candidates of one rank in a row, or alternate between two (a run of one
+    /// letter: `aa+a`, `aa+aa`).
     last: [(u32, u32); 2],
     /// The candidate [`UPCOMING`] places behind the last one popped from a queue.
     upcoming: Option<u32>,
