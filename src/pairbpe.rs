@@ -44,8 +44,14 @@ pub const DROP: u32 = u32::MAX;
 
 static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
 
-/// (model id, raw piece) -> ids
-type PieceCache = FxHashMap<(usize, Vec<u8>), Vec<u32>>;
+/// Each thread's merged pieces: model id -> (raw piece -> ids), at most [`CACHE_LIMIT`] pieces
+/// in all (all of them are dropped when it is reached). Looked up by the piece's bytes as they
+/// are: a key of `(model id, piece.to_vec())` cost an allocation per piece, found or not.
+#[derive(Default)]
+struct PieceCache {
+    models: FxHashMap<usize, FxHashMap<Box<[u8]>, Vec<u32>>>,
+    entries: usize,
+}
 
 thread_local! {
     static CACHE: RefCell<PieceCache> = RefCell::default();
@@ -253,17 +259,18 @@ impl PairBpe {
         }
         CACHE.with(|c| {
             let mut cache = c.borrow_mut();
-            let k = (self.id, piece.to_vec());
-            if let Some(ids) = cache.get(&k) {
+            if let Some(ids) = cache.models.get(&self.id).and_then(|m| m.get(piece)) {
                 out.extend_from_slice(ids);
                 return;
             }
             let ids = self.merge(piece);
             out.extend_from_slice(&ids);
-            if cache.len() >= CACHE_LIMIT {
-                cache.clear();
+            if cache.entries >= CACHE_LIMIT {
+                cache.models.clear();
+                cache.entries = 0;
             }
-            cache.insert(k, ids);
+            cache.entries += 1;
+            cache.models.entry(self.id).or_default().insert(piece.into(), ids);
         });
         Ok(())
     }
@@ -600,6 +607,23 @@ mod tests {
             ids[1] = DROP;
         }
         assert_eq!(m.merge(b"a\x01a"), vec![400]);
+    }
+
+    /// The thread's piece cache keeps each model's pieces apart, and its limit drops them all.
+    #[test]
+    fn piece_cache_per_model() {
+        let (merged, plain) = (model(&[(97, 98, 300)]), model(&[]));
+        for _ in 0..3 {
+            assert_eq!(merged.encode("ab ab").unwrap(), vec![300, 32, 300]);
+            assert_eq!(plain.encode("ab ab").unwrap(), vec![97, 98, 32, 97, 98]);
+        }
+        // past the limit the cache starts over, and answers stay the same
+        for i in 0..CACHE_LIMIT as u32 + 10 {
+            plain.encode(&format!("x{i}")).unwrap();
+        }
+        assert!(CACHE.with(|c| c.borrow().entries) <= CACHE_LIMIT);
+        assert_eq!(merged.encode("ab").unwrap(), vec![300]);
+        assert_eq!(plain.encode("ab").unwrap(), vec![97, 98]);
     }
 
     #[test]
