@@ -13,10 +13,10 @@
 
 use crate::error::{Error, Result};
 use crate::merge::agenda::{Agenda, Candidate, Queue};
+use crate::merge::cache::{self, BytesCache};
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One symbol of a merge: its id and its neighbours' positions.
 #[derive(Clone, Copy)]
@@ -36,25 +36,18 @@ const LANE_FROM: usize = 256;
 /// entry per merge, zeroed per piece) instead of a hash map.
 const DIRECT_FROM: usize = 1 << 16;
 
-/// Entries in each thread's piece cache before it is cleared.
-const CACHE_LIMIT: usize = 1 << 16;
-
 /// A byte whose character has no id: the symbol is dropped.
 pub const DROP: u32 = u32::MAX;
 
-static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
-
-/// Each thread's merged pieces: model id -> (raw piece -> ids), at most [`CACHE_LIMIT`] pieces
-/// in all (all of them are dropped when it is reached). Looked up by the piece's bytes as they
-/// are: a key of `(model id, piece.to_vec())` cost an allocation per piece, found or not.
-#[derive(Default)]
-struct PieceCache {
-    models: FxHashMap<usize, FxHashMap<Box<[u8]>, Vec<u32>>>,
-    entries: usize,
+thread_local! {
+    /// Each thread's merged pieces, per model.
+    static PIECES: RefCell<FxHashMap<u64, BytesCache>> = RefCell::default();
 }
 
-thread_local! {
-    static CACHE: RefCell<PieceCache> = RefCell::default();
+/// Runs `f` with this thread's piece cache of model `owner` (`None` if it is in use further up the
+/// stack). Meeting a new model first drops the caches of models that are gone.
+fn with_pieces<R>(owner: u64, f: impl FnOnce(Option<&mut BytesCache>) -> R) -> R {
+    PIECES.with(|c| cache::with_owned(c, owner, f))
 }
 
 /// The candidate to merge the pair at `pos` into `merged` with merge rank `rank`: the agenda pops
@@ -195,7 +188,8 @@ pub struct Split {
 }
 
 pub struct PairBpe {
-    id: usize,
+    /// This model's identity for the per-thread piece caches.
+    cache_owner: u64,
     /// byte -> id of its byte-level character ([`DROP`]: not in the vocabulary, dropped as
     /// Hugging Face does when the model has no unk token); or the character rules
     symbols: Symbols,
@@ -204,6 +198,13 @@ pub struct PairBpe {
     /// `ignore_merges`: raw piece -> id of the whole piece (UTF-8 of the token for `Chars`)
     whole: Option<FxHashMap<Vec<u8>, u32>>,
     split: Split,
+}
+
+impl Drop for PairBpe {
+    fn drop(&mut self) {
+        cache::retire(self.cache_owner);
+        let _ = PIECES.try_with(|c| c.try_borrow_mut().map(|mut caches| caches.remove(&self.cache_owner)));
+    }
 }
 
 impl PairBpe {
@@ -222,7 +223,7 @@ impl PairBpe {
             }
         }
         Ok(PairBpe {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            cache_owner: cache::new_owner_id(),
             symbols,
             pairs,
             whole: whole.map(|w| w.into_iter().collect()),
@@ -243,6 +244,12 @@ impl PairBpe {
 
     /// The ids of one raw piece (bytes before the byte-level mapping).
     pub fn encode_piece(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<()> {
+        with_pieces(self.cache_owner, |mut cache| self.encode_piece_with(piece, out, &mut cache))
+    }
+
+    /// [`Self::encode_piece`] with this thread's piece cache (if any).
+    #[inline]
+    fn encode_piece_with(&self, piece: &[u8], out: &mut Vec<u32>, cache: &mut Option<&mut BytesCache>) -> Result<()> {
         if piece.is_empty() {
             return Ok(());
         }
@@ -253,25 +260,16 @@ impl PairBpe {
             out.push(*id);
             return Ok(());
         }
-        if piece.len() > CACHE_MAX_PIECE {
-            out.extend(self.merge(piece));
+        let cacheable = piece.len() <= CACHE_MAX_PIECE;
+        if let Some(ids) = cache.as_deref().filter(|_| cacheable).and_then(|c| c.get(piece)) {
+            out.extend_from_slice(ids);
             return Ok(());
         }
-        CACHE.with(|c| {
-            let mut cache = c.borrow_mut();
-            if let Some(ids) = cache.models.get(&self.id).and_then(|m| m.get(piece)) {
-                out.extend_from_slice(ids);
-                return;
-            }
-            let ids = self.merge(piece);
-            out.extend_from_slice(&ids);
-            if cache.entries >= CACHE_LIMIT {
-                cache.models.clear();
-                cache.entries = 0;
-            }
-            cache.entries += 1;
-            cache.models.entry(self.id).or_default().insert(piece.into(), ids);
-        });
+        let ids = self.merge(piece);
+        out.extend_from_slice(&ids);
+        if let Some(c) = cache.as_deref_mut().filter(|_| cacheable) {
+            c.insert(piece, &ids);
+        }
         Ok(())
     }
 
@@ -387,33 +385,33 @@ impl PairBpe {
         let mut out = Vec::with_capacity(text.len() / 3);
         let mut buf = Vec::new();
         let bytes = text.as_bytes();
-        if !self.split.isolated.is_empty() {
-            let pieces = RegexSplitter::isolate_all(&self.split.isolated, text)?;
-            for (s, e) in pieces {
-                self.encode_prefixed(&bytes[s..e], &mut buf, &mut out)?;
+        with_pieces(self.cache_owner, |mut cache| {
+            let mut piece = |s: usize, e: usize| self.encode_prefixed(&bytes[s..e], &mut buf, &mut out, &mut cache);
+            if !self.split.isolated.is_empty() {
+                for (s, e) in RegexSplitter::isolate_all(&self.split.isolated, text)? {
+                    piece(s, e)?;
+                }
+                return Ok(());
             }
-            return Ok(out);
-        }
-        let Some(splitter) = &self.split.splitter else {
-            if !bytes.is_empty() {
-                self.encode_prefixed(bytes, &mut buf, &mut out)?; // an empty text is no piece to prefix
+            match &self.split.splitter {
+                Some(splitter) => splitter.for_each_piece(text, piece),
+                None if bytes.is_empty() => Ok(()), // an empty text is no piece to prefix
+                None => piece(0, bytes.len()),
             }
-            return Ok(out);
-        };
-        splitter.for_each_piece(text, |s, e| self.encode_prefixed(&bytes[s..e], &mut buf, &mut out))?;
+        })?;
         Ok(out)
     }
 
     /// `encode_piece`, after the space `piece_prefix` asks for.
     #[inline]
-    fn encode_prefixed(&self, piece: &[u8], buf: &mut Vec<u8>, out: &mut Vec<u32>) -> Result<()> {
+    fn encode_prefixed(&self, piece: &[u8], buf: &mut Vec<u8>, out: &mut Vec<u32>, cache: &mut Option<&mut BytesCache>) -> Result<()> {
         if self.split.piece_prefix && piece.first() != Some(&b' ') {
             buf.clear();
             buf.push(b' ');
             buf.extend_from_slice(piece);
-            self.encode_piece(buf, out)
+            self.encode_piece_with(buf, out, cache)
         } else {
-            self.encode_piece(piece, out)
+            self.encode_piece_with(piece, out, cache)
         }
     }
 }
@@ -609,20 +607,19 @@ mod tests {
         assert_eq!(m.merge(b"a\x01a"), vec![400]);
     }
 
-    /// The thread's piece cache keeps each model's pieces apart, and its limit drops them all.
+    /// The thread's piece cache keeps each model's pieces apart and goes with its model.
     #[test]
-    fn piece_cache_per_model() {
+    fn piece_caches_per_model() {
         let (merged, plain) = (model(&[(97, 98, 300)]), model(&[]));
         for _ in 0..3 {
             assert_eq!(merged.encode("ab ab").unwrap(), vec![300, 32, 300]);
             assert_eq!(plain.encode("ab ab").unwrap(), vec![97, 98, 32, 97, 98]);
         }
-        // past the limit the cache starts over, and answers stay the same
-        for i in 0..CACHE_LIMIT as u32 + 10 {
-            plain.encode(&format!("x{i}")).unwrap();
-        }
-        assert!(CACHE.with(|c| c.borrow().entries) <= CACHE_LIMIT);
-        assert_eq!(merged.encode("ab").unwrap(), vec![300]);
+        let owner = merged.cache_owner;
+        assert!(PIECES.with(|c| c.borrow().get(&owner).is_some_and(|c| c.get(b"ab") == Some(&[300][..]))));
+        drop(merged);
+        assert!(!PIECES.with(|c| c.borrow().contains_key(&owner)));
+        assert!(!cache::is_live(owner));
         assert_eq!(plain.encode("ab").unwrap(), vec![97, 98]);
     }
 

@@ -10,56 +10,31 @@
 //!   cut again between two characters that no piece holds side by side ([`Cuts`]). Models with
 //!   UNUSED pieces are never cut (which halves an UNUSED piece splits into is the last split
 //!   recorded anywhere in the text).
-//! - Each thread caches part -> ids per model, and the heap merge runs only on a miss. The cache
-//!   is a hash map emptied when it outgrows [`CACHE_BUDGET`] (8 MiB): the core encoder's line
-//!   table (`crate::merge::cache`) was tried and was slower here, as every part (not only the
-//!   pieces that need merging) goes through the cache.
+//! - Each thread caches part -> ids per model ([`BytesCache`]: a hash map emptied past 8 MiB), and
+//!   the heap merge runs only on a miss.
 
 pub mod bpe;
 pub mod charsmap;
 pub mod normalize;
 
 use crate::error::{Error, Result};
-use crate::merge::cache;
+use crate::merge::cache::{self, BytesCache};
 use bpe::{Bpe, Entry, Kind, Scratch};
 use charsmap::CharsMap;
 use normalize::{Normalizer, UserDefined, SPACE_SYMBOL};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 
-/// Bytes of cached chunks (counted with [`ENTRY_OVERHEAD`] each) per model and thread; a cache
-/// that grows past it is emptied.
-pub const CACHE_BUDGET: usize = 8 << 20;
 /// Longer chunks are merged every time.
 const CACHE_MAX_CHUNK: usize = 128;
-/// Bytes counted per cached chunk besides its own bytes and ids (table slot, two allocations).
-const ENTRY_OVERHEAD: usize = 64;
-
-/// One model's chunk -> ids cache on one thread.
-#[derive(Default)]
-struct ChunkCache {
-    map: FxHashMap<Box<[u8]>, Box<[u32]>>,
-    bytes: usize,
-}
-
-impl ChunkCache {
-    fn insert(&mut self, chunk: &[u8], ids: &[u32]) {
-        self.bytes += chunk.len() + 4 * ids.len() + ENTRY_OVERHEAD;
-        if self.bytes > CACHE_BUDGET {
-            self.map = FxHashMap::default(); // its memory back, not just its entries
-            self.bytes = chunk.len() + 4 * ids.len() + ENTRY_OVERHEAD;
-        }
-        self.map.insert(chunk.into(), ids.into());
-    }
-}
 
 thread_local! {
-    static CHUNKS: RefCell<FxHashMap<u64, ChunkCache>> = RefCell::default();
+    static CHUNKS: RefCell<FxHashMap<u64, BytesCache>> = RefCell::default();
 }
 
 /// Runs `f` with this thread's chunk cache of model `owner` (`None` if it is in use further up
 /// the stack). Meeting a new model first drops the caches of models that are gone.
-fn with_chunks<R>(owner: u64, f: impl FnOnce(Option<&mut ChunkCache>) -> R) -> R {
+fn with_chunks<R>(owner: u64, f: impl FnOnce(Option<&mut BytesCache>) -> R) -> R {
     CHUNKS.with(|c| cache::with_owned(c, owner, f))
 }
 
@@ -204,7 +179,7 @@ impl SentencePiece {
                 let from = ids.len();
                 if let Some(id) = self.bpe.ascii_piece(chunk) {
                     ids.push(id); // no cache probe for a one-byte part (1 MB of digits: 22 -> 17 ms)
-                } else if let Some(found) = cache.as_deref().and_then(|c| c.map.get(chunk)) {
+                } else if let Some(found) = cache.as_deref().and_then(|c| c.get(chunk)) {
                     ids.extend_from_slice(found);
                 } else {
                     self.bpe.segment(chunk, &mut scratch);
@@ -442,7 +417,7 @@ mod tests {
     }
 
     #[test]
-    fn chunk_caches_are_bounded_and_dropped_with_their_model() {
+    fn chunk_caches_are_dropped_with_their_model() {
         let m = model(&[("a", 0.0, NORMAL), ("▁", 0.0, NORMAL)], false, OPTIONS);
         let owner = m.cache_owner;
         m.encode(b"a a").unwrap();
@@ -460,19 +435,6 @@ mod tests {
         drop(std::sync::Arc::into_inner(m));
         assert!(!CHUNKS.with(|c| c.borrow().contains_key(&owner)));
         assert!(!cache::is_live(owner));
-
-        let mut c = ChunkCache::default();
-        let chunk = [b'x'; 100];
-        for i in 0..CACHE_BUDGET / (100 + 4 + ENTRY_OVERHEAD) + 10 {
-            c.insert(&chunk[..1 + i % 100], &[1]);
-            assert!(c.bytes <= CACHE_BUDGET && c.map.len() <= 100);
-        }
-        let mut c = ChunkCache::default();
-        for i in 0..CACHE_BUDGET / (8 + 4 + ENTRY_OVERHEAD) + 10 {
-            c.insert(&(i as u64).to_le_bytes(), &[1]);
-            assert!(c.bytes <= CACHE_BUDGET);
-        }
-        assert!(c.map.len() < CACHE_BUDGET / (8 + 4 + ENTRY_OVERHEAD));
     }
 
     #[test]

@@ -1,0 +1,75 @@
+//! A per-thread, per-owner cache of byte strings -> ids for the models whose parts all go through
+//! a cache (SentencePiece's chunks, pair-merge pieces): a hash map looked up by the bytes
+//! themselves, emptied when it outgrows [`BUDGET`]. The pre-token cache's line table (`lines`)
+//! was tried for SentencePiece and was slower there: every part, not only the pieces that need
+//! merging, goes through this one (`src/PERFORMANCE.md`, "Eleventh round").
+
+use rustc_hash::FxHashMap;
+
+/// Bytes of cached entries (counted with [`ENTRY_OVERHEAD`] each) per owner and thread; a cache
+/// that grows past it is emptied.
+pub const BUDGET: usize = 8 << 20;
+/// Bytes counted per entry besides its own bytes and ids (table slot, two allocations).
+pub const ENTRY_OVERHEAD: usize = 64;
+
+/// One owner's bytes -> ids cache on one thread.
+#[derive(Default)]
+pub struct BytesCache {
+    map: FxHashMap<Box<[u8]>, Box<[u32]>>,
+    bytes: usize,
+}
+
+impl BytesCache {
+    #[inline]
+    pub fn get(&self, key: &[u8]) -> Option<&[u32]> {
+        self.map.get(key).map(|ids| &ids[..])
+    }
+
+    pub fn insert(&mut self, key: &[u8], ids: &[u32]) {
+        let cost = key.len() + 4 * ids.len() + ENTRY_OVERHEAD;
+        self.bytes += cost;
+        if self.bytes > BUDGET {
+            self.map = FxHashMap::default(); // its memory back, not just its entries
+            self.bytes = cost;
+        }
+        self.map.insert(key.into(), ids.into());
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Bytes counted against [`BUDGET`].
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stays_within_its_budget() {
+        let mut c = BytesCache::default();
+        let key = [b'x'; 100];
+        for i in 0..BUDGET / (100 + 4 + ENTRY_OVERHEAD) + 10 {
+            c.insert(&key[..1 + i % 100], &[1]);
+            assert!(c.bytes() <= BUDGET && c.len() <= 100);
+        }
+        let mut c = BytesCache::default();
+        for i in 0..BUDGET / (8 + 4 + ENTRY_OVERHEAD) + 10 {
+            c.insert(&(i as u64).to_le_bytes(), &[1]);
+            assert!(c.bytes() <= BUDGET);
+        }
+        assert!(c.len() < BUDGET / (8 + 4 + ENTRY_OVERHEAD));
+        assert_eq!(c.get(&0u64.to_le_bytes()), None); // emptied once on the way
+        c.insert(b"k", &[7, 8]);
+        assert_eq!(c.get(b"k"), Some(&[7, 8][..]));
+    }
+}
