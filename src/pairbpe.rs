@@ -14,6 +14,7 @@
 use crate::error::{Error, Result};
 use crate::merge::agenda::{Agenda, Candidate, Queue};
 use crate::merge::cache::{self, BytesCache};
+use crate::merge::{FastRanks, RankLookup};
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -195,8 +196,11 @@ pub struct PairBpe {
     symbols: Symbols,
     /// (left, right) -> (rank, merged id)
     pairs: FxHashMap<u64, (u32, u32)>,
-    /// `ignore_merges`: raw piece -> id of the whole piece (UTF-8 of the token for `Chars`)
-    whole: Option<FxHashMap<Vec<u8>, u32>>,
+    /// `ignore_merges`: raw piece -> id of the whole piece (UTF-8 of the token for `Chars`), in
+    /// the tiktoken encoder's packed tables (most pieces of text are one token: one lookup each)
+    whole: Option<FastRanks>,
+    /// The largest id in `whole`.
+    whole_max: Option<u32>,
     split: Split,
 }
 
@@ -222,13 +226,15 @@ impl PairBpe {
                 return Err(Error::Vocab(format!("merge {rank} ({a}, {b}) repeats merge {old}")));
             }
         }
-        Ok(PairBpe {
-            cache_owner: cache::new_owner_id(),
-            symbols,
-            pairs,
-            whole: whole.map(|w| w.into_iter().collect()),
-            split,
-        })
+        let whole_max = whole.iter().flatten().map(|&(_, id)| id).max();
+        let whole = match whole {
+            Some(w) => match FastRanks::from_pairs(w.iter().map(|(t, id)| (t.as_slice(), *id))) {
+                (_, true) => return Err(Error::Vocab("a token of the whole-word vocabulary repeats".into())),
+                (fast, false) => Some(fast),
+            },
+            None => None,
+        };
+        Ok(PairBpe { cache_owner: cache::new_owner_id(), symbols, pairs, whole, whole_max, split })
     }
 
     /// The largest id an encoding can hold (`None` for a model with no ids at all).
@@ -238,8 +244,7 @@ impl PairBpe {
             Symbols::Bytes(ids) => ids.iter().copied().filter(|&i| i != DROP).max(),
             Symbols::Chars(c) => c.chars.values().copied().chain(c.bytes.iter().flatten().copied().filter(|&i| i != DROP)).chain(c.unk).max(),
         };
-        let whole = self.whole.iter().flat_map(|w| w.values().copied()).max();
-        merged.max(symbols).max(whole)
+        merged.max(symbols).max(self.whole_max)
     }
 
     /// The ids of one raw piece (bytes before the byte-level mapping).
@@ -256,8 +261,8 @@ impl PairBpe {
         if piece.len() > MAX_PIECE {
             return Err(Error::TooLong(piece.len()));
         }
-        if let Some(id) = self.whole.as_ref().and_then(|w| w.get(piece)) {
-            out.push(*id);
+        if let Some(id) = self.whole.as_ref().and_then(|w| w.rank_of(piece)) {
+            out.push(id);
             return Ok(());
         }
         let cacheable = piece.len() <= CACHE_MAX_PIECE;
