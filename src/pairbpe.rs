@@ -17,7 +17,6 @@ use crate::merge::cache::{self, BytesCache};
 use crate::merge::{FastRanks, RankLookup};
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
-use std::cell::RefCell;
 
 /// One symbol of a merge: its id and its neighbours' positions.
 #[derive(Clone, Copy)]
@@ -39,17 +38,6 @@ const DIRECT_FROM: usize = 1 << 16;
 
 /// A byte whose character has no id: the symbol is dropped.
 pub const DROP: u32 = u32::MAX;
-
-thread_local! {
-    /// Each thread's merged pieces, per model.
-    static PIECES: RefCell<FxHashMap<u64, BytesCache>> = RefCell::default();
-}
-
-/// Runs `f` with this thread's piece cache of model `owner` (`None` if it is in use further up the
-/// stack). Meeting a new model first drops the caches of models that are gone.
-fn with_pieces<R>(owner: u64, f: impl FnOnce(Option<&mut BytesCache>) -> R) -> R {
-    PIECES.with(|c| cache::with_owned(c, owner, f))
-}
 
 /// The candidate to merge the pair at `pos` into `merged` with merge rank `rank`: the agenda pops
 /// the highest score first, so the score is `u32::MAX - rank` (in the signed form
@@ -207,7 +195,6 @@ pub struct PairBpe {
 impl Drop for PairBpe {
     fn drop(&mut self) {
         cache::retire(self.cache_owner);
-        let _ = PIECES.try_with(|c| c.try_borrow_mut().map(|mut caches| caches.remove(&self.cache_owner)));
     }
 }
 
@@ -249,7 +236,7 @@ impl PairBpe {
 
     /// The ids of one raw piece (bytes before the byte-level mapping).
     pub fn encode_piece(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<()> {
-        with_pieces(self.cache_owner, |mut cache| self.encode_piece_with(piece, out, &mut cache))
+        cache::with_bytes(self.cache_owner, |mut cache| self.encode_piece_with(piece, out, &mut cache))
     }
 
     /// [`Self::encode_piece`] with this thread's piece cache (if any).
@@ -390,7 +377,7 @@ impl PairBpe {
         let mut out = Vec::with_capacity(text.len() / 3);
         let mut buf = Vec::new();
         let bytes = text.as_bytes();
-        with_pieces(self.cache_owner, |mut cache| {
+        cache::with_bytes(self.cache_owner, |mut cache| {
             let mut piece = |s: usize, e: usize| self.encode_prefixed(&bytes[s..e], &mut buf, &mut out, &mut cache);
             if !self.split.isolated.is_empty() {
                 for (s, e) in RegexSplitter::isolate_all(&self.split.isolated, text)? {
@@ -621,9 +608,9 @@ mod tests {
             assert_eq!(plain.encode("ab ab").unwrap(), vec![97, 98, 32, 97, 98]);
         }
         let owner = merged.cache_owner;
-        assert!(PIECES.with(|c| c.borrow().get(&owner).is_some_and(|c| c.get(b"ab") == Some(&[300][..]))));
+        assert_eq!(cache::cached(owner, b"ab"), (true, Some(vec![300])));
         drop(merged);
-        assert!(!PIECES.with(|c| c.borrow().contains_key(&owner)));
+        assert!(!cache::cached(owner, b"ab").0);
         assert!(!cache::is_live(owner));
         assert_eq!(plain.encode("ab").unwrap(), vec![97, 98]);
     }

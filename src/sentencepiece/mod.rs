@@ -10,33 +10,22 @@
 //!   cut again between two characters that no piece holds side by side ([`Cuts`]). Models with
 //!   UNUSED pieces are never cut (which halves an UNUSED piece splits into is the last split
 //!   recorded anywhere in the text).
-//! - Each thread caches part -> ids per model ([`BytesCache`]: a hash map emptied past 8 MiB), and
-//!   the heap merge runs only on a miss.
+//! - Each thread caches part -> ids per model ([`cache::BytesCache`]: a hash map emptied past
+//!   8 MiB), and the heap merge runs only on a miss.
 
 pub mod bpe;
 pub mod charsmap;
 pub mod normalize;
 
 use crate::error::{Error, Result};
-use crate::merge::cache::{self, BytesCache};
+use crate::merge::cache;
 use bpe::{Bpe, Entry, Kind, Scratch};
 use charsmap::CharsMap;
 use normalize::{Normalizer, UserDefined, SPACE_SYMBOL};
 use rustc_hash::FxHashMap;
-use std::cell::RefCell;
 
 /// Longer chunks are merged every time.
 const CACHE_MAX_CHUNK: usize = 128;
-
-thread_local! {
-    static CHUNKS: RefCell<FxHashMap<u64, BytesCache>> = RefCell::default();
-}
-
-/// Runs `f` with this thread's chunk cache of model `owner` (`None` if it is in use further up
-/// the stack). Meeting a new model first drops the caches of models that are gone.
-fn with_chunks<R>(owner: u64, f: impl FnOnce(Option<&mut BytesCache>) -> R) -> R {
-    CHUNKS.with(|c| cache::with_owned(c, owner, f))
-}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Chunking {
@@ -74,7 +63,6 @@ pub struct SentencePiece {
 impl Drop for SentencePiece {
     fn drop(&mut self) {
         cache::retire(self.cache_owner);
-        let _ = CHUNKS.try_with(|c| c.try_borrow_mut().map(|mut caches| caches.remove(&self.cache_owner)));
     }
 }
 
@@ -172,7 +160,7 @@ impl SentencePiece {
             self.bpe.finish(text, &scratch.segment, ids, None);
             return;
         };
-        with_chunks(self.cache_owner, |mut cache| {
+        cache::with_bytes(self.cache_owner, |mut cache| {
             let mut runs = UnkRuns::new(&self.bpe);
             let mut scratch = Scratch::default();
             cuts.for_each_part(text, &mut |chunk| {
@@ -421,19 +409,19 @@ mod tests {
         let m = model(&[("a", 0.0, NORMAL), ("▁", 0.0, NORMAL)], false, OPTIONS);
         let owner = m.cache_owner;
         m.encode(b"a a").unwrap();
-        assert!(CHUNKS.with(|c| c.borrow().contains_key(&owner)));
+        assert!(cache::cached(owner, b"").0);
         // another thread's cache of it is pruned when that thread next meets a new model
         let m = std::sync::Arc::new(m);
         let other = std::thread::spawn({
             let m = m.clone();
             move || {
                 m.encode(b"a a").unwrap();
-                CHUNKS.with(|c| c.borrow().contains_key(&owner))
+                cache::cached(owner, b"").0
             }
         });
         assert!(other.join().unwrap());
         drop(std::sync::Arc::into_inner(m));
-        assert!(!CHUNKS.with(|c| c.borrow().contains_key(&owner)));
+        assert!(!cache::cached(owner, b"").0);
         assert!(!cache::is_live(owner));
     }
 

@@ -5,6 +5,33 @@
 //! merging, goes through this one (`src/PERFORMANCE.md`, "Eleventh round").
 
 use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+
+thread_local! {
+    /// Each thread's caches, by owner (model).
+    static BYTES: RefCell<FxHashMap<u64, BytesCache>> = RefCell::default();
+}
+
+/// Runs `f` with this thread's cache of `owner` (`None` if it is in use further up the stack).
+/// Meeting a new owner first drops the caches of owners that are gone (`super::with_owned`).
+pub fn with_bytes<R>(owner: u64, f: impl FnOnce(Option<&mut BytesCache>) -> R) -> R {
+    BYTES.with(|c| super::with_owned(c, owner, f))
+}
+
+/// Drops this thread's cache of `owner` (`super::forget`).
+pub(super) fn forget(owner: u64) {
+    let _ = BYTES.try_with(|c| c.try_borrow_mut().map(|mut caches| caches.remove(&owner)));
+}
+
+/// This thread's cached ids of `key` for `owner`, and whether it holds a cache of `owner` at all.
+#[cfg(test)]
+pub fn cached(owner: u64, key: &[u8]) -> (bool, Option<Vec<u32>>) {
+    BYTES.with(|c| {
+        let caches = c.borrow();
+        let cache = caches.get(&owner);
+        (cache.is_some(), cache.and_then(|c| c.get(key)).map(<[u32]>::to_vec))
+    })
+}
 
 /// Bytes of cached entries (counted with [`ENTRY_OVERHEAD`] each) per owner and thread; a cache
 /// that grows past it is emptied.

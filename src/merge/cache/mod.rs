@@ -22,7 +22,9 @@
 mod bytes;
 mod lines;
 
-pub use bytes::BytesCache;
+pub use bytes::{with_bytes, BytesCache};
+#[cfg(test)]
+pub use bytes::cached;
 
 use crate::vocab::Rank;
 use lines::Table;
@@ -196,6 +198,7 @@ pub fn forget(owner: u64) {
             caches.remove(&owner);
         }
     });
+    bytes::forget(owner);
 }
 
 #[cfg(test)]
