@@ -367,6 +367,13 @@ impl PairBpe {
 
     /// Splits `text` and encodes every piece.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 3);
+        self.encode_into(text, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::encode`], appending to `out` (on an error, `out` may hold the ids before it).
+    pub fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
         let prefixed;
         let text = if self.split.text_prefix && !text.starts_with(' ') {
             prefixed = format!(" {text}");
@@ -374,11 +381,10 @@ impl PairBpe {
         } else {
             text
         };
-        let mut out = Vec::with_capacity(text.len() / 3);
         let mut buf = Vec::new();
         let bytes = text.as_bytes();
         cache::with_bytes(self.cache_owner, |mut cache| {
-            let mut piece = |s: usize, e: usize| self.encode_prefixed(&bytes[s..e], &mut buf, &mut out, &mut cache);
+            let mut piece = |s: usize, e: usize| self.encode_prefixed(&bytes[s..e], &mut buf, out, &mut cache);
             if !self.split.isolated.is_empty() {
                 for (s, e) in RegexSplitter::isolate_all(&self.split.isolated, text)? {
                     piece(s, e)?;
@@ -390,8 +396,7 @@ impl PairBpe {
                 None if bytes.is_empty() => Ok(()), // an empty text is no piece to prefix
                 None => piece(0, bytes.len()),
             }
-        })?;
-        Ok(out)
+        })
     }
 
     /// `encode_piece`, after the space `piece_prefix` asks for.

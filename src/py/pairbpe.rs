@@ -1,10 +1,12 @@
 //! `bpekit._core.PairBPE`: the pair-rank (Hugging Face) BPE model as seen from Python
 //! (`bpekit.pipeline.fast.core_model` builds it).
 
+use super::batch::encode_lists;
+use super::calls::Fail;
 use super::ints::IdInts;
 use super::run;
 use crate::pairbpe::{byte_level_bytes, merge_ids, CharSymbols, PairBpe, Split, Symbols};
-use crate::parallel;
+use std::borrow::Cow;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -106,9 +108,8 @@ impl PairBPE {
     /// `encode` of each text, in parallel (`num_threads` 0 = one per core).
     #[pyo3(signature = (texts, num_threads = 0))]
     fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<String>, num_threads: usize) -> PyResult<Bound<'py, PyList>> {
-        let all: Vec<Vec<u32>> = run(py, || parallel::map(&texts, num_threads, |t| self.model.encode(t)).into_iter().collect())?;
-        let lists = all.iter().map(|ids| self.ints.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, lists)
+        let texts: Vec<Cow<'_, str>> = texts.iter().map(|t| Cow::Borrowed(t.as_str())).collect();
+        encode_lists(py, &self.ints, &texts, num_threads, |t: &str, out: &mut Vec<u32>| self.model.encode_into(t, out).map_err(Fail::Core))
     }
 }
 
