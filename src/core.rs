@@ -3,32 +3,15 @@
 
 use crate::error::{Error, Result};
 use crate::merge::cache::{self, PieceCache};
+use crate::merge::backtrack::lazy::{worth_partial, LazyTables};
 use crate::merge::backtrack::{Backtrack, ByteSet};
-use crate::merge::{byte_pair_encode_with, Ranks, LINEAR_BUILD_AFTER, LINEAR_THRESHOLD};
+use crate::merge::{byte_pair_encode_with, Ranks, LINEAR_THRESHOLD};
 use crate::pretokenize::Pretokenizer;
 use crate::special::Specials;
 use crate::vocab::{Rank, Vocab};
 use rustc_hash::FxHashSet;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-
-/// Tables for sub-vocabularies built so far (at most this many).
-const MAX_PARTIAL: usize = 4;
-/// A sub-vocabulary is only worth its own tables if it has at most 1/this of the tokens.
-const PARTIAL_FRACTION: usize = 2;
-/// Pieces at least this long look for sub-vocabulary tables even when the full ones exist.
-const PARTIAL_FIRST: usize = 4 << 10;
-/// Long-piece bytes after which a table for a small sub-vocabulary is built.
-const PARTIAL_BUILD_AFTER: usize = 16 << 10;
-
-/// Linear-merge tables for the tokens over a byte set, for long pieces made of few distinct bytes
-/// (`'a' x 1M`, spaces, digits, one emoji repeated, random letters), and the byte sets found too
-/// large to be worth it.
-#[derive(Debug, Clone, Default)]
-struct Partial {
-    built: Vec<(ByteSet, Arc<Backtrack>)>,
-    too_big: Vec<ByteSet>,
-}
+use std::sync::{Arc, OnceLock};
 
 #[derive(Debug)]
 pub struct CoreBpe {
@@ -37,13 +20,8 @@ pub struct CoreBpe {
     pub pretokenizer: Pretokenizer,
     /// All ordinary token bytes, sorted (for completion search in `encode_with_unstable`).
     sorted_token_bytes: OnceLock<Vec<Vec<u8>>>,
-    /// Tables of the linear merge, built when the first long piece arrives (`None` inside: the
-    /// vocabulary does not suit it, the heap merge is used).
-    linear: OnceLock<Option<Arc<Backtrack>>>,
-    /// Bytes of long pieces merged so far (the tables are built once this passes
-    /// `LINEAR_BUILD_AFTER`).
-    long_bytes: AtomicUsize,
-    partial: Mutex<Partial>,
+    /// Tables of the linear merge, built once long pieces arrive.
+    linear: LazyTables,
     /// Identity of this encoder's per-thread pre-token caches (a new one each time the budget is
     /// set, so every thread's cache starts empty, pool threads' included), and their byte budget
     /// (0 = off).
@@ -59,8 +37,6 @@ impl Clone for CoreBpe {
             pretokenizer: self.pretokenizer.clone(),
             sorted_token_bytes: self.sorted_token_bytes.clone(),
             linear: self.linear.clone(),
-            long_bytes: AtomicUsize::new(self.long_bytes.load(Ordering::Relaxed)),
-            partial: Mutex::new(self.partial().clone()),
             cache_owner: AtomicU64::new(cache::new_owner_id()),
             cache_capacity: AtomicUsize::new(self.cache_capacity.load(Ordering::Relaxed)),
         }
@@ -94,9 +70,7 @@ impl CoreBpe {
             specials,
             pretokenizer,
             sorted_token_bytes: Default::default(),
-            linear: Default::default(),
-            long_bytes: AtomicUsize::new(0),
-            partial: Mutex::default(),
+            linear: LazyTables::default(),
             cache_owner: AtomicU64::new(cache::new_owner_id()),
             cache_capacity: AtomicUsize::new(cache::DEFAULT_CAPACITY_BYTES),
         })
@@ -116,55 +90,15 @@ impl CoreBpe {
         self.cache_capacity.load(Ordering::Relaxed)
     }
 
-    fn partial(&self) -> std::sync::MutexGuard<'_, Partial> {
-        self.partial.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The linear merge's tables if `piece` should use them. The full tables are built once
-    /// `LINEAR_BUILD_AFTER` bytes of long pieces have been seen (this one included), so a few
-    /// long pieces never pay for the build, and a flood of them pays at most about twice.
-    /// Before that, after `PARTIAL_BUILD_AFTER` bytes, a piece whose bytes cover at most
-    /// 1/`PARTIAL_FRACTION` of the vocabulary gets tables for just the tokens over its bytes
-    /// (their build costs in proportion to those tokens: a few ms). Pieces of `PARTIAL_FIRST`
-    /// bytes or more use such tables even when the full ones exist: they are smaller, so the
-    /// merge's random accesses stay in cache.
+    /// The linear merge's tables if `piece` should use them (see [`LazyTables::for_piece`]).
     fn linear_for(&self, piece: &[u8]) -> Option<Arc<Backtrack>> {
-        let full = self.linear.get();
-        if let Some(tables) = full {
-            if piece.len() < PARTIAL_FIRST {
-                return tables.clone();
+        self.linear.for_piece(piece, |set, partial| {
+            let tokens = self.tokens_over(set);
+            if partial && !worth_partial(tokens.len(), self.vocab.n_ordinary()) {
+                return None;
             }
-        }
-        let set = ByteSet::of(piece);
-        let mut partial = self.partial();
-        if let Some((_, t)) = partial.built.iter().find(|(s, _)| s.contains(&set)) {
-            return Some(t.clone());
-        }
-        let seen = self.long_bytes.fetch_add(piece.len(), Ordering::Relaxed).saturating_add(piece.len());
-        if seen >= PARTIAL_BUILD_AFTER
-            && partial.built.len() < MAX_PARTIAL
-            && partial.too_big.len() < 2 * MAX_PARTIAL
-            && !partial.too_big.iter().any(|s| set.contains(s))
-        {
-            let tokens = self.tokens_over(&set);
-            if tokens.len() * PARTIAL_FRACTION <= self.vocab.n_ordinary() {
-                if let Some(t) = Backtrack::from_tokens(&tokens, &set).map(Arc::new) {
-                    partial.built.push((set, t.clone()));
-                    return Some(t);
-                }
-            }
-            partial.too_big.push(set);
-        }
-        drop(partial);
-        if let Some(tables) = full {
-            return tables.clone();
-        }
-        if seen < LINEAR_BUILD_AFTER {
-            return None;
-        }
-        self.linear
-            .get_or_init(|| Backtrack::from_tokens(&self.tokens_over(&ByteSet::ALL), &ByteSet::ALL).map(Arc::new))
-            .clone()
+            Backtrack::from_tokens(&tokens, set)
+        })
     }
 
     /// The ordinary tokens made only of bytes in `set`, with their ranks, in rank order.
@@ -177,12 +111,12 @@ impl CoreBpe {
     /// Whether the linear merge's tables are built (`Some(false)`: the vocabulary does not suit
     /// them and the heap merge is used), or `None` if not yet.
     pub fn linear_tables(&self) -> Option<bool> {
-        self.linear.get().map(Option::is_some)
+        self.linear.full_built()
     }
 
     /// How many sub-vocabulary tables of the linear merge are built.
     pub fn partial_linear_tables(&self) -> usize {
-        self.partial().built.len()
+        self.linear.partial_count()
     }
 
     /// Merges one piece that is not itself a token, appending its ids.

@@ -2,7 +2,9 @@
 //! heap merge's tokens.
 
 use super::*;
+use crate::merge::backtrack::lazy::{PARTIAL_BUILD_AFTER, PARTIAL_FIRST};
 use crate::merge::heap;
+use crate::merge::LINEAR_BUILD_AFTER;
 
 fn toy() -> CoreBpe {
     let mut ranks: Ranks = (0..=255u8).map(|b| (vec![b], b as Rank)).collect();

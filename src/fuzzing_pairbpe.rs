@@ -12,7 +12,8 @@
 //! rules, then "merge the adjacent pair of lowest rank, leftmost first" until none is left.
 //! With fresh merged ids this is what Hugging Face's heap merge computes (its stale-entry check
 //! compares merged ids, which are then one per pair). Checked: the ids, a second encode (through
-//! the per-thread piece cache), and `merge` of every piece.
+//! the per-thread piece cache), `merge` of every piece, and the linear merge of every piece of a
+//! byte-level model where it accepts the list (`PairBpe::encode_piece_linear`).
 
 use crate::pairbpe::{CharSymbols, PairBpe, Split, Symbols, DROP};
 use crate::pretokenize::known::GPT2_TIKTOKEN;
@@ -203,19 +204,24 @@ pub fn pairbpe(data: &[u8]) {
     let mut raw_pieces = Vec::new();
     for p in pieces.iter().filter(|p| !p.is_empty()) {
         let p = if split.piece_prefix && !p.starts_with(' ') { format!(" {p}") } else { p.clone() };
+        let merged = reference_merge(reference_symbols(&p), &table);
         match whole.as_ref().and_then(|w| w.iter().find(|(k, _)| k == p.as_bytes())) {
             Some(&(_, id)) => want.push(id),
-            None => want.extend(reference_merge(reference_symbols(&p), &table)),
+            None => want.extend(&merged),
         }
-        raw_pieces.push(p);
+        raw_pieces.push((p, merged));
     }
     let model = PairBpe::new(symbols, &merges, whole, split).expect("fresh merges never repeat a pair");
     let got = model.encode(&text).expect("encode");
     assert_eq!(got, want, "encode {text:?} (flags {flags:#x}, prefixes {prefixes})");
     assert_eq!(model.encode(&text).expect("encode"), want, "the second encode (piece cache) of {text:?}");
-    for p in raw_pieces.iter().filter(|p| !p.is_empty()) {
+    for (p, merged) in raw_pieces.iter().filter(|(p, _)| !p.is_empty()) {
         let mut ids = Vec::new();
         model.encode_piece(p.as_bytes(), &mut ids).expect("a short piece");
         assert!(ids.iter().all(|&i| i != DROP), "a dropped symbol in the output of {p:?}");
+        // the linear merge of long pieces, where it accepts the list, merges as the reference
+        if let Some(linear) = model.encode_piece_linear(p.as_bytes()) {
+            assert_eq!(&linear, merged, "the linear merge of {p:?}");
+        }
     }
 }

@@ -11,7 +11,10 @@
 //! 200k merges). Pieces repeat, so each thread keeps a bounded piece -> ids cache (cleared when
 //! full); the heap merge runs only on cache misses.
 
+mod linear;
+
 use crate::error::{Error, Result};
+use crate::merge::LINEAR_THRESHOLD;
 use crate::merge::agenda::{Agenda, Candidate, Queue};
 use crate::merge::cache::{self, BytesCache};
 use crate::merge::{FastRanks, RankLookup};
@@ -190,6 +193,8 @@ pub struct PairBpe {
     /// The largest id in `whole`.
     whole_max: Option<u32>,
     split: Split,
+    /// The linear merge of long pieces (byte-level models).
+    linear: Option<linear::Linear>,
 }
 
 impl Drop for PairBpe {
@@ -221,7 +226,8 @@ impl PairBpe {
             },
             None => None,
         };
-        Ok(PairBpe { cache_owner: cache::new_owner_id(), symbols, pairs, whole, whole_max, split })
+        let linear = matches!(symbols, Symbols::Bytes(_)).then(linear::Linear::default);
+        Ok(PairBpe { cache_owner: cache::new_owner_id(), symbols, pairs, whole, whole_max, split, linear })
     }
 
     /// The largest id an encoding can hold (`None` for a model with no ids at all).
@@ -269,7 +275,15 @@ impl PairBpe {
     /// `encode_piece` has checked that it is at most [`MAX_PIECE`] bytes.
     fn merge(&self, piece: &[u8]) -> Vec<u32> {
         let ids = match &self.symbols {
-            Symbols::Bytes(byte_ids) => piece.iter().map(|&b| byte_ids[b as usize]).filter(|&i| i != DROP).collect(),
+            Symbols::Bytes(byte_ids) => {
+                if let (Some(linear), true) = (&self.linear, piece.len() >= LINEAR_THRESHOLD) {
+                    let mut out = Vec::new();
+                    if linear.encode(byte_ids, &self.pairs, piece, &mut out) {
+                        return out;
+                    }
+                }
+                piece.iter().map(|&b| byte_ids[b as usize]).filter(|&i| i != DROP).collect()
+            }
             Symbols::Chars(chars) => {
                 let mut ids = Vec::with_capacity(piece.len());
                 chars.symbols(&String::from_utf8_lossy(piece), &mut ids);
@@ -277,6 +291,24 @@ impl PairBpe {
             }
         };
         self.merge_all(ids)
+    }
+
+    /// The ids of `piece` by the linear merge, its tables built now for the piece's bytes
+    /// (whatever its length and the pieces merged before, unlike [`Self::encode_piece`]); `None`
+    /// when the linear merge does not apply: not a byte-level model, a byte without a token, or
+    /// a merge list whose rule differs from tiktoken's over the same tokens (see
+    /// [`linear`]). For tests and fuzzing against the pair merge.
+    pub fn encode_piece_linear(&self, piece: &[u8]) -> Option<Vec<u32>> {
+        match (&self.linear, &self.symbols) {
+            (Some(linear), Symbols::Bytes(byte_ids)) => linear.encode_now(byte_ids, &self.pairs, piece),
+            _ => None,
+        }
+    }
+
+    /// Whether the linear merge's full tables are built (`Some(false)`: the merge list does not
+    /// suit them), and how many tables over a piece's bytes are.
+    pub fn linear_tables(&self) -> (Option<bool>, usize) {
+        self.linear.as_ref().map_or((None, 0), linear::Linear::built)
     }
 
     /// `Word::merge_all`: the lowest (rank, position) pair first, stale entries skipped.

@@ -73,6 +73,7 @@
 //!   random letters unchanged (the backtracking loop itself was not made faster).
 
 mod build;
+pub mod lazy;
 mod byteset;
 mod merges;
 mod parts;
@@ -168,14 +169,32 @@ impl Backtrack {
             .map(|(b, &r)| (r, b.as_slice()))
             .collect();
         tokens.sort_unstable_by_key(|t| t.0);
-        build::from_tokens(&tokens, set)
+        build::from_tokens(&tokens, set, None)
     }
 
     /// Builds the tables from `tokens` (rank, bytes) in increasing rank order: all the tokens of
     /// the vocabulary made only of bytes in `set` (as [`Backtrack::for_bytes`] selects them);
     /// `None` as for [`Backtrack::new`].
     pub fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet) -> Option<Backtrack> {
-        build::from_tokens(tokens, set)
+        build::from_tokens(tokens, set, None)
+    }
+
+    /// Builds the tables for a merge list's tokens (Hugging Face's rule: a listed pair merges,
+    /// the earliest listed first, leftmost on ties), computed by tiktoken's rule over the same
+    /// tokens ranked in merge order, or `None` if the two rules may differ.
+    ///
+    /// `tokens` (output id, bytes) are all those over `set`, in merge-priority order (one-byte
+    /// tokens first). `listed(t, left, right)` (indices of `tokens`) says whether `left + right`
+    /// is a listed merge building `t` whose index comes before the first merge building `t + 1`.
+    /// The build asks it of the split tiktoken's rule makes last for each token BPE can produce
+    /// from its own bytes (the split BPE of `t`'s bytes reaches just before `t`), and fails if
+    /// one is refused. When all are accepted, the rules agree: in any state the tiktoken rule
+    /// reaches, an adjacent pair whose bytes are a token is that token's last split (the merges
+    /// inside its span are those of BPE of its bytes alone), so the tiktoken rule's choice is a
+    /// listed merge, and any other listed merge present builds a later token, hence comes later
+    /// in the list, or is the same pair further right.
+    pub fn from_merge_list(tokens: &[(u32, &[u8])], set: &ByteSet, listed: &dyn Fn(u32, u32, u32) -> bool) -> Option<Backtrack> {
+        build::from_tokens(tokens, set, Some(listed))
     }
 
     /// How many tokens the tables hold (producible or not).

@@ -105,6 +105,19 @@ impl PairBPE {
         })
     }
 
+    /// The ids of one raw piece by the linear merge of long pieces, its tables built now for the
+    /// piece's bytes; `None` where it does not apply (not byte-level, a byte without a token, a
+    /// merge list that does not suit it). For tests against `encode_piece`.
+    fn encode_piece_linear(&self, py: Python<'_>, piece: &[u8]) -> Option<Vec<u32>> {
+        py.detach(|| self.model.encode_piece_linear(piece))
+    }
+
+    /// Whether the linear merge's full tables are built (`None`: not yet; `False`: the merge list
+    /// does not suit them), and how many tables over a long piece's bytes are.
+    fn linear_tables(&self) -> (Option<bool>, usize) {
+        self.model.linear_tables()
+    }
+
     /// `encode` of each text, in parallel (`num_threads` 0 = one per core).
     #[pyo3(signature = (texts, num_threads = 0))]
     fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<String>, num_threads: usize) -> PyResult<Bound<'py, PyList>> {

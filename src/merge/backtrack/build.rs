@@ -28,9 +28,13 @@ impl RankLookup for LocalRanks<'_> {
 /// The tables for `tokens` (rank, bytes), in increasing rank order, for pieces over `set`; `None`
 /// if ranks repeat, a token is empty, a byte of `set` has no one-byte token, or the merges are
 /// not in rank order (see the module notes of [`Backtrack`]).
-pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet) -> Option<Backtrack> {
+///
+/// With `listed` (for a merge list, see [`Backtrack::from_merge_list`]), `tokens` are in
+/// merge-priority order with their output ids (in any order), and the build fails unless
+/// `listed(t, left, right)` accepts every split it finds (local ids).
+pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet, listed: Option<&dyn Fn(u32, u32, u32) -> bool>) -> Option<Backtrack> {
     let k = tokens.len();
-    if k >= 1 << 31 || tokens.windows(2).any(|w| w[0].0 >= w[1].0) {
+    if k >= 1 << 31 || (listed.is_none() && tokens.windows(2).any(|w| w[0].0 >= w[1].0)) {
         return None;
     }
     let mut all = Vec::with_capacity(tokens.iter().map(|t| t.1.len()).sum());
@@ -87,6 +91,9 @@ pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet) -> Option<Bac
             unsplit.push(t);
             continue;
         };
+        if listed.is_some_and(|accepts| !accepts(t, left, right)) {
+            return None;
+        }
         wide.splits[t as usize] = Split { left, right };
         wide.merges.insert(left, right, t);
     }

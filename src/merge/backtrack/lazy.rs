@@ -1,0 +1,115 @@
+//! When an encoder builds its [`Backtrack`] tables: the full ones once enough long pieces have
+//! been merged, and before that, tables over the few bytes of a long piece (`'a' x 1M`, spaces,
+//! digits, random letters). Shared by the tiktoken encoder (`CoreBpe`) and the pair merge of
+//! `tokenizer.json` / GGUF models (`PairBpe`); each says how to build tables for a byte set.
+
+use super::{Backtrack, ByteSet};
+use crate::merge::LINEAR_BUILD_AFTER;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Tables for sub-vocabularies built so far (at most this many).
+const MAX_PARTIAL: usize = 4;
+/// A sub-vocabulary is only worth its own tables if it has at most 1/this of the tokens.
+const PARTIAL_FRACTION: usize = 2;
+/// Pieces at least this long look for sub-vocabulary tables even when the full ones exist.
+pub const PARTIAL_FIRST: usize = 4 << 10;
+/// Long-piece bytes after which a table for a small sub-vocabulary is built.
+pub const PARTIAL_BUILD_AFTER: usize = 16 << 10;
+
+/// Whether tables over `tokens` of a vocabulary of `total` tokens are worth building for a
+/// sub-vocabulary (else the full tables serve its pieces).
+pub fn worth_partial(tokens: usize, total: usize) -> bool {
+    tokens * PARTIAL_FRACTION <= total
+}
+
+/// Linear-merge tables for the tokens over a byte set, and the byte sets found too large to be
+/// worth it (or whose tokens do not suit the algorithm).
+#[derive(Debug, Clone, Default)]
+struct Partial {
+    built: Vec<(ByteSet, Arc<Backtrack>)>,
+    too_big: Vec<ByteSet>,
+}
+
+/// An encoder's linear-merge tables, built on demand.
+#[derive(Debug, Default)]
+pub struct LazyTables {
+    /// The full tables (`None` inside: the vocabulary does not suit them, the heap merge is used).
+    full: OnceLock<Option<Arc<Backtrack>>>,
+    /// Bytes of long pieces merged so far (the full tables are built once this passes
+    /// `LINEAR_BUILD_AFTER`).
+    long_bytes: AtomicUsize,
+    partial: Mutex<Partial>,
+}
+
+impl Clone for LazyTables {
+    fn clone(&self) -> Self {
+        LazyTables {
+            full: self.full.clone(),
+            long_bytes: AtomicUsize::new(self.long_bytes.load(Ordering::Relaxed)),
+            partial: Mutex::new(self.partial().clone()),
+        }
+    }
+}
+
+impl LazyTables {
+    fn partial(&self) -> std::sync::MutexGuard<'_, Partial> {
+        self.partial.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The tables `piece` (a long one) should use, if any. The full tables are built once
+    /// `LINEAR_BUILD_AFTER` bytes of long pieces have been seen (this one included), so a few
+    /// long pieces never pay for the build, and a flood of them pays at most about twice.
+    /// Before that, after `PARTIAL_BUILD_AFTER` bytes, a piece gets tables for just the tokens
+    /// over its bytes if `build` finds them worth it ([`worth_partial`]; their build costs in
+    /// proportion to those tokens: a few ms). Pieces of `PARTIAL_FIRST` bytes or more use such
+    /// tables even when the full ones exist: they are smaller, so the merge's random accesses
+    /// stay in cache.
+    ///
+    /// `build(set, partial)` builds the tables over `set` (`ByteSet::ALL` for the full ones), or
+    /// gives `None` when they do not suit the vocabulary or, for a partial set, are not worth it.
+    pub fn for_piece(&self, piece: &[u8], build: impl Fn(&ByteSet, bool) -> Option<Backtrack>) -> Option<Arc<Backtrack>> {
+        let full = self.full.get();
+        if let Some(tables) = full {
+            if piece.len() < PARTIAL_FIRST {
+                return tables.clone();
+            }
+        }
+        let set = ByteSet::of(piece);
+        let mut partial = self.partial();
+        if let Some((_, t)) = partial.built.iter().find(|(s, _)| s.contains(&set)) {
+            return Some(t.clone());
+        }
+        let seen = self.long_bytes.fetch_add(piece.len(), Ordering::Relaxed).saturating_add(piece.len());
+        if seen >= PARTIAL_BUILD_AFTER
+            && partial.built.len() < MAX_PARTIAL
+            && partial.too_big.len() < 2 * MAX_PARTIAL
+            && !partial.too_big.iter().any(|s| set.contains(s))
+        {
+            if let Some(t) = build(&set, true).map(Arc::new) {
+                partial.built.push((set, t.clone()));
+                return Some(t);
+            }
+            partial.too_big.push(set);
+        }
+        drop(partial);
+        if let Some(tables) = full {
+            return tables.clone();
+        }
+        if seen < LINEAR_BUILD_AFTER {
+            return None;
+        }
+        self.full.get_or_init(|| build(&ByteSet::ALL, false).map(Arc::new)).clone()
+    }
+
+    /// Whether the full tables are built (`Some(false)`: the vocabulary does not suit them and
+    /// the heap merge is used), or `None` if not yet.
+    pub fn full_built(&self) -> Option<bool> {
+        self.full.get().map(Option::is_some)
+    }
+
+    /// How many sub-vocabulary tables are built.
+    pub fn partial_count(&self) -> usize {
+        self.partial().built.len()
+    }
+}

@@ -1,0 +1,447 @@
+//! The linear merge for long pieces of a byte-level merge list: the merge list read as a rank
+//! vocabulary, for the tiktoken encoder's backtracking tables ([`Backtrack::from_merge_list`]).
+//!
+//! Every token the list can build gets a rank in merge-priority order: the one-byte tokens first,
+//! then the merged tokens by their first merge in the list. The tables are built (on demand, over
+//! a piece's bytes first, see [`LazyTables`]) only if the list's rule and tiktoken's rule over
+//! these ranks give the same tokens, which the build checks ([`Backtrack::from_merge_list`]);
+//! otherwise long pieces keep the pair merge. Lists made by BPE training (GPT-2, GPT-NeoX,
+//! Qwen 2) pass, and so do lists that give every split of each token in rank order (Llama 3's,
+//! converted from tiktoken ranks: 280k merges for 128k tokens).
+//!
+//! Performance notes (`src/PERFORMANCE.md`, "Fourteenth round"): 1 MB of random letters
+//! through Llama 3's GGUF vocabulary, one call, 53 -> ~25 ms; a megabyte of spaces through
+//! GPT-NeoX 37 -> ~1 ms.
+
+use crate::merge::backtrack::lazy::{worth_partial, LazyTables};
+use crate::merge::backtrack::{Backtrack, ByteSet};
+use rustc_hash::{FxHashMap, FxHashSet};
+use super::{key, DROP};
+use std::sync::OnceLock;
+
+/// Longer tokens (a hostile list doubling a token at each merge) leave the list to the pair
+/// merge: their bytes are never spelled out.
+const MAX_TOKEN: u64 = 1 << 16;
+/// At most this many bytes of tokens in all.
+const MAX_TOTAL: u64 = 1 << 28;
+
+/// The merge list as ranks: the tokens it can build, in merge-priority order.
+struct Ranked {
+    /// Token `r`'s bytes are `bytes[spans[r].0..][..spans[r].1]`.
+    bytes: Vec<u8>,
+    spans: Vec<(u32, u32)>,
+    /// Token `r`'s output id.
+    ids: Vec<u32>,
+    /// The index of the first merge building token `r` (`u32::MAX` for one byte).
+    first: Vec<u32>,
+    /// The bytes that have a token: a piece with another byte (dropped by the model) is left to
+    /// the pair merge.
+    present: ByteSet,
+}
+
+impl Ranked {
+    /// The tokens of `merges` (`(left, right, merged)` ids in list order) over the one-byte
+    /// tokens `byte_ids` ([`DROP`]: none); `None` if two bytes share an id, a merged id is also
+    /// a byte's, two merges building one id spell different bytes, two ids spell the same
+    /// bytes, or a token is too long.
+    fn new(byte_ids: &[u32; 256], merges: &[(u32, u32, u32)]) -> Option<Ranked> {
+        let present: Vec<u8> = (0..=255u8).filter(|&b| byte_ids[b as usize] != DROP).collect();
+        // each id's bytes, as a span of `bytes`, spelled as soon as the parts of a merge
+        // building it are
+        let mut bytes: Vec<u8> = present.clone();
+        let mut spelled: FxHashMap<u32, (u32, u32)> = FxHashMap::default();
+        for (i, &b) in present.iter().enumerate() {
+            if spelled.insert(byte_ids[b as usize], (i as u32, 1)).is_some() {
+                return None;
+            }
+        }
+        if merges.iter().any(|(_, _, m)| spelled.contains_key(m)) {
+            return None;
+        }
+        // A merge can fire once both parts exist: bytes, or tokens of merges that can. A
+        // worklist, so a list out of order costs one pass (a cycle never fires).
+        let mut waiting: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
+        let mut ready: Vec<usize> = Vec::new();
+        let queue = |k: usize, spelled: &FxHashMap<u32, (u32, u32)>, waiting: &mut FxHashMap<u32, Vec<usize>>, ready: &mut Vec<usize>| {
+            let (a, b, _) = merges[k];
+            match (spelled.contains_key(&a), spelled.contains_key(&b)) {
+                (true, true) => ready.push(k),
+                (false, _) => waiting.entry(a).or_default().push(k),
+                (true, false) => waiting.entry(b).or_default().push(k),
+            }
+        };
+        for k in (0..merges.len()).rev() {
+            queue(k, &spelled, &mut waiting, &mut ready);
+        }
+        let mut fires = vec![false; merges.len()];
+        while let Some(k) = ready.pop() {
+            fires[k] = true;
+            let (a, b, m) = merges[k];
+            let (sa, sb) = (spelled[&a], spelled[&b]);
+            let len = sa.1 as u64 + sb.1 as u64;
+            if len > MAX_TOKEN || bytes.len() as u64 + len > MAX_TOTAL {
+                return None;
+            }
+            if spelled.contains_key(&m) {
+                continue; // another merge spelled it; checked below
+            }
+            let at = bytes.len() as u32;
+            for (s, l) in [sa, sb] {
+                bytes.extend_from_within(s as usize..(s + l) as usize);
+            }
+            spelled.insert(m, (at, len as u32));
+            for w in waiting.remove(&m).unwrap_or_default() {
+                queue(w, &spelled, &mut waiting, &mut ready);
+            }
+        }
+        let span = |id: &u32| {
+            let (s, l) = spelled[id];
+            &bytes[s as usize..(s + l) as usize]
+        };
+        // every merge that fires spells its token's bytes
+        let spells = |&(a, b, m): &(u32, u32, u32)| {
+            let (t, l, r) = (span(&m), span(&a), span(&b));
+            t.len() == l.len() + r.len() && t.starts_with(l) && t.ends_with(r)
+        };
+        if !merges.iter().zip(&fires).all(|(m, &f)| !f || spells(m)) {
+            return None;
+        }
+        // ranks: the bytes, then the merged tokens by their first merge
+        let mut ids: Vec<u32> = present.iter().map(|&b| byte_ids[b as usize]).collect();
+        let mut first: Vec<u32> = vec![u32::MAX; ids.len()];
+        let mut ranked: FxHashSet<u32> = FxHashSet::default();
+        for (k, &(_, _, m)) in merges.iter().enumerate() {
+            if fires[k] && ranked.insert(m) {
+                ids.push(m);
+                first.push(k as u32);
+            }
+        }
+        let mut seen: FxHashSet<&[u8]> = FxHashSet::default();
+        if !ids.iter().all(|id| seen.insert(span(id))) {
+            return None;
+        }
+        let spans: Vec<(u32, u32)> = ids.iter().map(|id| spelled[id]).collect();
+        drop(seen);
+        Some(Ranked { bytes, spans, ids, first, present: ByteSet::of(&present) })
+    }
+
+    fn token(&self, r: usize) -> &[u8] {
+        let (s, l) = self.spans[r];
+        &self.bytes[s as usize..(s + l) as usize]
+    }
+
+    /// The tables over the tokens made of bytes in `set` (`ByteSet::ALL`: every token), or
+    /// `None` as for [`Backtrack::from_merge_list`], or for a partial set not worth its own
+    /// tables. `pairs` is the model's `(left, right) -> (index, merged)` table.
+    fn tables(&self, pairs: &FxHashMap<u64, (u32, u32)>, set: &ByteSet, partial: bool) -> Option<Backtrack> {
+        let set = if *set == ByteSet::ALL { &self.present } else { set };
+        let order: Vec<usize> = (0..self.ids.len()).filter(|&r| set.covers(self.token(r))).collect();
+        if partial && !worth_partial(order.len(), self.ids.len()) {
+            return None;
+        }
+        let tokens: Vec<(u32, &[u8])> = order.iter().map(|&r| (self.ids[r], self.token(r))).collect();
+        // the first merge building any token after each place (`first` rises along `order`
+        // except at the one-byte tokens, which no merge builds)
+        let mut later = vec![u32::MAX; order.len() + 1];
+        for i in (0..order.len()).rev() {
+            later[i] = later[i + 1].min(self.first[order[i]]);
+        }
+        let listed = |t: u32, l: u32, r: u32| {
+            let id = |local: u32| self.ids[order[local as usize]];
+            matches!(pairs.get(&key(id(l), id(r))), Some(&(index, m)) if m == id(t) && index < later[t as usize + 1])
+        };
+        Backtrack::from_merge_list(&tokens, set, &listed)
+    }
+}
+
+/// A byte-level model's linear merge: the merge list as ranks (made on first use) and the
+/// tables built from it.
+#[derive(Default)]
+pub(super) struct Linear {
+    ranked: OnceLock<Option<Ranked>>,
+    tables: LazyTables,
+}
+
+impl Linear {
+    fn ranked(&self, byte_ids: &[u32; 256], pairs: &FxHashMap<u64, (u32, u32)>) -> Option<&Ranked> {
+        self.ranked.get_or_init(|| Ranked::new(byte_ids, &merge_list(pairs))).as_ref()
+    }
+
+    /// Appends the ids of `piece` (a long one) by the linear merge and returns `true`, or returns
+    /// `false` when it does not apply (yet): tables not built, a byte without a token, or a
+    /// merge list that does not suit it. `pairs` is the model's `(left, right) -> (index,
+    /// merged)` table.
+    pub(super) fn encode(&self, byte_ids: &[u32; 256], pairs: &FxHashMap<u64, (u32, u32)>, piece: &[u8], out: &mut Vec<u32>) -> bool {
+        let Some(ranked) = self.ranked(byte_ids, pairs) else {
+            return false;
+        };
+        if !ranked.present.covers(piece) {
+            return false;
+        }
+        match self.tables.for_piece(piece, |set, partial| ranked.tables(pairs, set, partial)) {
+            Some(t) => t.encode_into(piece, out),
+            None => false,
+        }
+    }
+
+    /// [`Self::encode`] with tables over `piece`'s bytes built now, whatever its length or the
+    /// bytes merged before (for tests and fuzzing: the lazy tables only exist after 16 kB of
+    /// long pieces); `None` where it does not apply.
+    pub(super) fn encode_now(&self, byte_ids: &[u32; 256], pairs: &FxHashMap<u64, (u32, u32)>, piece: &[u8]) -> Option<Vec<u32>> {
+        let ranked = self.ranked(byte_ids, pairs)?;
+        if piece.is_empty() || !ranked.present.covers(piece) {
+            return None;
+        }
+        let tables = ranked.tables(pairs, &ByteSet::of(piece), false)?;
+        let mut out = Vec::new();
+        tables.encode_into(piece, &mut out).then_some(out)
+    }
+
+    /// Whether the full tables are built (see [`LazyTables::full_built`]) and how many tables
+    /// over a piece's bytes.
+    pub(super) fn built(&self) -> (Option<bool>, usize) {
+        (self.tables.full_built(), self.tables.partial_count())
+    }
+}
+
+/// The merge list of a `(left, right) -> (index, merged)` table, `(left, right, merged)` in
+/// list order.
+fn merge_list(pairs: &FxHashMap<u64, (u32, u32)>) -> Vec<(u32, u32, u32)> {
+    let mut list: Vec<(u32, u32, u32, u32)> = pairs.iter().map(|(&k, &(index, m))| (index, (k >> 32) as u32, k as u32, m)).collect();
+    list.sort_unstable();
+    list.into_iter().map(|(_, a, b, m)| (a, b, m)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::equivalence_tests::Rng;
+    use crate::pairbpe::{PairBpe, Split, Symbols};
+
+    fn identity_bytes() -> [u32; 256] {
+        std::array::from_fn(|b| b as u32)
+    }
+
+    fn model(byte_ids: [u32; 256], merges: &[(u32, u32, u32)]) -> PairBpe {
+        let split = Split { splitter: None, isolated: vec![], text_prefix: false, piece_prefix: false };
+        PairBpe::new(Symbols::Bytes(byte_ids), merges, None, split).unwrap()
+    }
+
+    fn ranked(merges: &[(u32, u32, u32)]) -> Option<Ranked> {
+        Ranked::new(&identity_bytes(), merges)
+    }
+
+    #[test]
+    fn ranks_follow_the_first_merge_of_each_token() {
+        // "ab" twice listed by "abc" splits, "abc" built by two merges, one out of order
+        let r = ranked(&[(97, 98, 300), (300, 99, 302), (97, 301, 302), (98, 99, 301)]).unwrap();
+        assert_eq!(&r.ids[256..], &[300, 302, 301]);
+        assert_eq!(&r.first[256..], &[0, 1, 3]);
+        assert_eq!((r.token(256), r.token(257), r.token(258)), (&b"ab"[..], &b"abc"[..], &b"bc"[..]));
+        // a merge whose part no merge builds never fires, nor does a cycle
+        let r = ranked(&[(97, 98, 300), (999, 98, 301), (97, 302, 302)]).unwrap();
+        assert_eq!(&r.ids[256..], &[300]);
+        // a dropped byte has no token
+        let mut bytes = identity_bytes();
+        bytes[7] = DROP;
+        let r = Ranked::new(&bytes, &[]).unwrap();
+        assert!(!r.present.has(7) && r.present.has(8) && r.ids.len() == 255);
+    }
+
+    #[test]
+    fn lists_it_cannot_rank_are_refused() {
+        let mut shared = identity_bytes();
+        shared[1] = 0;
+        assert!(Ranked::new(&shared, &[]).is_none(), "two bytes, one id");
+        assert!(ranked(&[(97, 98, 99)]).is_none(), "a merge builds a byte's id");
+        assert!(ranked(&[(97, 98, 300), (98, 97, 300)]).is_none(), "one id, two spellings");
+        assert!(ranked(&[(97, 98, 300), (97, 98, 301)]).is_none(), "two ids, one spelling");
+        // a token doubled at every merge passes MAX_TOKEN bytes
+        let doubling: Vec<(u32, u32, u32)> = (0..17).map(|i| if i == 0 { (97, 97, 300) } else { (299 + i, 299 + i, 300 + i) }).collect();
+        assert!(ranked(&doubling[..16]).is_some());
+        assert!(ranked(&doubling).is_none());
+    }
+
+    /// Textbook BPE training on `words` (the most frequent adjacent pair first, the smallest on
+    /// ties): each merge `(left, right, merged)`, the merged id the existing one when its bytes
+    /// are a token already (so a token may be built by several merges, as Hugging Face's trainer
+    /// allows).
+    fn train(words: &[Vec<u8>], n: usize) -> Vec<(u32, u32, u32)> {
+        let mut spell: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        let mut words: Vec<Vec<u32>> = words.iter().map(|w| w.iter().map(|&b| b as u32).collect()).collect();
+        let mut merges = Vec::new();
+        for _ in 0..n {
+            let mut counts: FxHashMap<(u32, u32), usize> = FxHashMap::default();
+            for w in &words {
+                for p in w.windows(2) {
+                    *counts.entry((p[0], p[1])).or_default() += 1;
+                }
+            }
+            let Some((&(a, b), _)) = counts.iter().max_by_key(|&(&p, &c)| (c, std::cmp::Reverse(p))) else { break };
+            let bytes = [spell[a as usize].as_slice(), &spell[b as usize]].concat();
+            let m = match spell.iter().position(|s| *s == bytes) {
+                Some(m) => m as u32,
+                None => {
+                    spell.push(bytes);
+                    spell.len() as u32 - 1
+                }
+            };
+            merges.push((a, b, m));
+            for w in &mut words {
+                let mut out = Vec::with_capacity(w.len());
+                let mut i = 0;
+                while i < w.len() {
+                    if i + 1 < w.len() && (w[i], w[i + 1]) == (a, b) {
+                        out.push(m);
+                        i += 2;
+                    } else {
+                        out.push(w[i]);
+                        i += 1;
+                    }
+                }
+                *w = out;
+            }
+        }
+        merges
+    }
+
+    /// Every split of every token into two tokens, token by token in `merges`' order (as lists
+    /// converted from tiktoken ranks are: Llama 3's).
+    fn all_splits(merges: &[(u32, u32, u32)]) -> Vec<(u32, u32, u32)> {
+        let mut spell: FxHashMap<u32, Vec<u8>> = (0..=255u8).map(|b| (b as u32, vec![b])).collect();
+        let mut order = Vec::new();
+        for &(a, b, m) in merges {
+            if !spell.contains_key(&m) {
+                let bytes = [spell[&a].as_slice(), &spell[&b]].concat();
+                spell.insert(m, bytes);
+                order.push(m);
+            }
+        }
+        let id_of: FxHashMap<&[u8], u32> = spell.iter().map(|(&id, s)| (s.as_slice(), id)).collect();
+        let mut out = Vec::new();
+        for m in order {
+            let s = &spell[&m];
+            for cut in 1..s.len() {
+                if let (Some(&l), Some(&r)) = (id_of.get(&s[..cut]), id_of.get(&s[cut..])) {
+                    out.push((l, r, m));
+                }
+            }
+        }
+        out
+    }
+
+    fn random_text(rng: &mut Rng, alphabet: &[u8], len: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(len);
+        while out.len() < len {
+            // runs of one byte, repeats of a short stretch, or random bytes
+            match rng.below(3) {
+                0 => out.extend(std::iter::repeat(alphabet[rng.below(alphabet.len())]).take(1 + rng.below(40))),
+                1 => {
+                    let unit: Vec<u8> = (0..1 + rng.below(4)).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+                    for _ in 0..1 + rng.below(10) {
+                        out.extend_from_slice(&unit);
+                    }
+                }
+                _ => out.extend((0..1 + rng.below(30)).map(|_| alphabet[rng.below(alphabet.len())])),
+            }
+        }
+        out.truncate(len);
+        out
+    }
+
+    /// Merges of random pairs of the tokens so far, in random order (a new id only for new
+    /// bytes): lists whose rule often differs from tiktoken's over the same tokens.
+    fn random_pairs(rng: &mut Rng, alphabet: &[u8], n: usize) -> Vec<(u32, u32, u32)> {
+        let mut spell: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        let mut ids: Vec<u32> = alphabet.iter().map(|&b| b as u32).collect();
+        let mut merges = Vec::new();
+        for _ in 0..n {
+            let (a, b) = (ids[rng.below(ids.len())], ids[rng.below(ids.len())]);
+            let bytes = [spell[a as usize].as_slice(), &spell[b as usize]].concat();
+            if bytes.len() > 6 || spell.contains(&bytes) || merges.iter().any(|&(x, y, _)| (x, y) == (a, b)) {
+                continue;
+            }
+            spell.push(bytes);
+            ids.push(spell.len() as u32 - 1);
+            merges.push((a, b, spell.len() as u32 - 1));
+        }
+        merges
+    }
+
+    /// Wherever the linear merge accepts a list, it gives the pair merge's ids. The lists:
+    /// trained, every split listed, trained with two merges swapped, random pairs, and every
+    /// split with one merge moved later. Trained lists are all accepted; random ones often not
+    /// (the refusals this test relies on: without the checks of `Ranked::tables`, the ids
+    /// differ).
+    #[test]
+    fn linear_equals_the_pair_merge_on_random_lists() {
+        let mut rng = Rng::new(5);
+        let mut accepted = [(0, 0); 5];
+        for round in 0..200 {
+            let alphabet: &[u8] = if round % 2 == 0 { b"ab" } else { b"abcd e" };
+            let words: Vec<Vec<u8>> = (0..40)
+                .map(|_| {
+                    let len = 2 + rng.below(12);
+                    random_text(&mut rng, alphabet, len)
+                })
+                .collect();
+            let n = 10 + rng.below(40);
+            let mut merges = train(&words, n);
+            let kind = round % 5;
+            match kind {
+                1 => merges = all_splits(&merges),
+                2 if merges.len() > 2 => {
+                    let i = rng.below(merges.len() - 1);
+                    merges.swap(i, i + 1);
+                }
+                3 => merges = random_pairs(&mut rng, alphabet, n),
+                4 => {
+                    merges = all_splits(&merges);
+                    let i = rng.below(merges.len());
+                    let moved = merges.remove(i);
+                    let to = i + rng.below(merges.len() + 1 - i);
+                    merges.insert(to, moved);
+                }
+                _ => {}
+            }
+            let m = model(identity_bytes(), &merges);
+            for _ in 0..10 {
+                let len = 1 + rng.below(400);
+                let piece = random_text(&mut rng, alphabet, len);
+                accepted[kind].1 += 1;
+                if let Some(ids) = m.encode_piece_linear(&piece) {
+                    accepted[kind].0 += 1;
+                    assert_eq!(ids, m.merge(&piece), "round {round}, merges {merges:?}, piece {:?}", String::from_utf8_lossy(&piece));
+                }
+            }
+        }
+        assert_eq!(accepted[0].0, accepted[0].1, "trained lists: {accepted:?}");
+        assert!(accepted[3].0 > 0 && accepted[3].0 < accepted[3].1, "random pairs: {accepted:?}");
+        assert!(accepted[4].0 < accepted[4].1, "every split, one moved: {accepted:?}");
+    }
+
+    /// Long pieces switch to the linear merge once enough of them have been merged, and the ids
+    /// do not change; a byte the model drops keeps its piece on the pair merge.
+    #[test]
+    fn long_pieces_use_the_tables_once_built() {
+        let words: Vec<Vec<u8>> = ["abab", "aab", "ba", "bbb", "abba"].iter().map(|w| w.as_bytes().to_vec()).collect();
+        let merges = train(&words, 8);
+        let mut bytes = identity_bytes();
+        bytes[b'x' as usize] = DROP;
+        let m = model(bytes, &merges);
+        let mut rng = Rng::new(3);
+        assert_eq!(m.linear_tables(), (None, 0));
+        for _ in 0..40 {
+            let piece = random_text(&mut rng, b"ab", 1000);
+            let mut got = Vec::new();
+            m.encode_piece(&piece, &mut got).unwrap();
+            assert_eq!(got, m.merge_with(piece.iter().map(|&b| b as u32).collect(), &mut std::collections::BinaryHeap::new()));
+        }
+        assert_eq!(m.linear_tables(), (None, 1), "40 kB of long pieces over two bytes: tables over them");
+        let dropped = [&b"ab".repeat(100)[..], b"x", &b"ab".repeat(100)].concat();
+        assert_eq!(m.encode_piece_linear(&dropped), None);
+        let mut got = Vec::new();
+        m.encode_piece(&dropped, &mut got).unwrap();
+        assert_eq!(got, m.encode_piece_linear(&b"ab".repeat(200)).unwrap());
+    }
+}
