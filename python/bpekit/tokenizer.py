@@ -354,6 +354,12 @@ class Tokenizer:
         if self._fast is not None:  # one text: each model segment in one Rust call, no batch plan
             if self.normalizer is None and not self.added_tokens.strings:  # one segment: the text
                 return self._fast.encode(_fix_surrogates(text) if _has_surrogates(text) else text)  # type: ignore[no-any-return]
+            if match_added and (matchers := self.added_tokens.rust_matchers) is not None:
+                # added tokens cut in Rust: a text made of them (a megabyte of the space runs
+                # GPT-NeoX adds) costs no Python per token
+                text = _fix_surrogates(text) if _has_surrogates(text) else text
+                normalize = self.normalizer.normalize if self.normalizer is not None else None
+                return self._fast.encode_added(text, *matchers, normalize)  # type: ignore[no-any-return]
             ids: list[int] = []
             for part, tid, _ in self._segments(text, match_added):
                 if tid is None:

@@ -13,18 +13,38 @@ use pyo3::prelude::*;
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct LiteralMatcher {
     ac: AhoCorasick,
+    /// Per literal: its token's id and `lstrip` / `rstrip` (given for [`Self::segments`]).
+    tokens: Option<Vec<(u32, bool, bool)>>,
 }
+
+/// The whitespace that `lstrip` / `rstrip` absorb: `bpekit.pipeline.normalizers.WHITESPACE`
+/// (`str.isspace` of Python; a test checks they are equal).
+pub const WHITESPACE: &str = "\t\n\x0b\x0c\r \u{85}\u{a0}\u{1680}\u{2000}\u{2001}\u{2002}\u{2003}\u{2004}\u{2005}\u{2006}\u{2007}\u{2008}\u{2009}\u{200a}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}";
+
+fn is_space(c: char) -> bool {
+    WHITESPACE.contains(c)
+}
+
+/// A piece of a text cut at its added tokens: `(byte start, byte end, the token's id)`, `None`
+/// for the text between them.
+pub type Segment = (usize, usize, Option<u32>);
 
 #[pymethods]
 impl LiteralMatcher {
+    /// `tokens`: for each literal, `(id, lstrip, rstrip)` of its added token, for
+    /// `PairBPE.encode_added`.
     #[new]
-    fn new(py: Python<'_>, literals: Vec<String>) -> PyResult<Self> {
+    #[pyo3(signature = (literals, tokens = None))]
+    fn new(py: Python<'_>, literals: Vec<String>, tokens: Option<Vec<(u32, bool, bool)>>) -> PyResult<Self> {
         run_held(py, || {
+            if tokens.as_ref().is_some_and(|t| t.len() != literals.len()) {
+                return Err(crate::Error::Vocab("added tokens: one (id, lstrip, rstrip) per literal".into()));
+            }
             let ac = AhoCorasick::builder()
                 .match_kind(MatchKind::LeftmostLongest)
                 .build(&literals)
                 .map_err(|e| crate::Error::Vocab(format!("added tokens: {e}")))?;
-            Ok(LiteralMatcher { ac })
+            Ok(LiteralMatcher { ac, tokens })
         })
     }
 
@@ -43,5 +63,37 @@ impl LiteralMatcher {
             }
             Ok(out)
         })
+    }
+}
+
+impl LiteralMatcher {
+    /// `text` cut at the added tokens as `AddedVocabulary._find` cuts it (for tokens without
+    /// `single_word`): each match, widened over the whitespace before it (`lstrip`, not into
+    /// the previous token) and after it (`rstrip`), and the text between. `None` without
+    /// `tokens`.
+    pub fn segments(&self, text: &str) -> Option<Vec<Segment>> {
+        let tokens = self.tokens.as_ref()?;
+        let mut out = Vec::new();
+        let mut done = 0;
+        for m in self.ac.find_iter(text) {
+            let (mut start, mut stop) = (m.start(), m.end());
+            let (id, lstrip, rstrip) = tokens[m.pattern().as_usize()];
+            if lstrip {
+                let before = text[..start].trim_end_matches(is_space).len();
+                start = before.max(done);
+            }
+            if rstrip {
+                stop = text.len() - text[stop..].trim_start_matches(is_space).len();
+            }
+            if done < start {
+                out.push((done, start, None));
+            }
+            out.push((start, stop, Some(id)));
+            done = stop;
+        }
+        if done < text.len() {
+            out.push((done, text.len(), None));
+        }
+        Some(out)
     }
 }

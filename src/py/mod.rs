@@ -96,6 +96,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<added::LiteralMatcher>()?;
     m.add_class::<sentencepiece::SentencePieceCore>()?;
     m.add("PAIR_DROP", crate::pairbpe::DROP)?;
+    m.add("ADDED_WHITESPACE", added::WHITESPACE)?;
     m.add("DEFAULT_PRETOKEN_CACHE_BYTES", crate::merge::cache::DEFAULT_CAPACITY_BYTES)?;
     m.add_function(wrap_pyfunction!(pairbpe::pair_merge_ids, m)?)?;
     m.add_function(wrap_pyfunction!(text::fix_surrogates, m)?)?;

@@ -4,12 +4,13 @@
 use super::batch::encode_lists;
 use super::calls::Fail;
 use super::ints::IdInts;
+use super::added::LiteralMatcher;
 use super::run;
 use crate::pairbpe::{byte_level_bytes, merge_ids, CharSymbols, PairBpe, Split, Symbols};
 use std::borrow::Cow;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyAny, PyList};
 
 /// `[(left id, right id, merged id)]` in rank order for a merge list of token strings (checked:
 /// see `crate::pairbpe::merge_ids`).
@@ -94,6 +95,44 @@ impl PairBPE {
     fn encode<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
         let ids = run(py, || self.model.encode(text))?;
         self.ints.list(py, &ids)
+    }
+
+    /// The ids of `text` with its added tokens: cut at `raw`'s tokens, each part between them
+    /// normalized by `normalize` and cut at `norm`'s tokens, each part between those encoded
+    /// (`bpekit.pipeline.added_tokens.AddedVocabulary.split`, then `encode` of each model
+    /// segment, in one call). The matchers must carry their tokens and have no `single_word`
+    /// token (Python keeps those).
+    #[pyo3(signature = (text, raw, norm, normalize = None))]
+    fn encode_added<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        raw: Option<PyRef<'py, LiteralMatcher>>,
+        norm: Option<PyRef<'py, LiteralMatcher>>,
+        normalize: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let cut = |m: &Option<PyRef<'py, LiteralMatcher>>, text: &str| match m {
+            None => Ok(vec![(0, text.len(), None)]),
+            Some(m) => m.segments(text).ok_or_else(|| super::to_py_err(py, crate::Error::Vocab("added tokens: a matcher without its tokens".into()))),
+        };
+        let mut out = Vec::new();
+        for (s, e, id) in cut(&raw, text)? {
+            if let Some(id) = id {
+                out.push(id);
+                continue;
+            }
+            let normalized: Cow<'_, str> = match &normalize {
+                Some(f) => Cow::Owned(f.call1((&text[s..e],))?.extract::<String>()?),
+                None => Cow::Borrowed(&text[s..e]),
+            };
+            for (s, e, id) in cut(&norm, &normalized)? {
+                match id {
+                    Some(id) => out.push(id),
+                    None => run(py, || self.model.encode_into(&normalized[s..e], &mut out))?,
+                }
+            }
+        }
+        self.ints.list(py, &out)
     }
 
     /// The ids of one raw piece (no splitting).

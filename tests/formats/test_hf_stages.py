@@ -63,6 +63,34 @@ def test_byte_level_prefix_space_template_and_added_tokens(texts):
     same(hf, texts, skip_special_tokens=True)
 
 
+def test_added_tokens_cut_in_rust(texts):
+    """Added tokens without ``single_word`` are cut in Rust (``PairBPE.encode_added``): raw and
+    normalized ones, ``lstrip`` / ``rstrip`` over every whitespace character, on the edge texts,
+    the corpus and texts made of added tokens; the same ids as ``tokenizers`` and as the Python
+    cut (``AddedVocabulary.split``)."""
+    from bpekit import _core
+    from bpekit.pipeline.normalizers import WHITESPACE
+
+    assert frozenset(_core.ADDED_WHITESPACE) == WHITESPACE
+    assert WHITESPACE == {chr(c) for c in range(0x110000) if chr(c).isspace()} - {"\x1c", "\x1d", "\x1e", "\x1f"}
+    hf = train(models.BPE(), pre_tokenizers.ByteLevel(add_prefix_space=False), texts, normalizer=normalizers.NFKC(),
+               initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=["<s>"])
+    hf.add_tokens([tokenizers.AddedToken("<mask>", lstrip=True, rstrip=True, normalized=False),
+                   tokenizers.AddedToken("  ", normalized=True), tokenizers.AddedToken("ÉCOLE", normalized=True),
+                   tokenizers.AddedToken("\n\n", rstrip=True, normalized=False),
+                   tokenizers.AddedToken("[x]", lstrip=True, normalized=True)])
+    ours = same(hf, texts)
+    assert ours.added_tokens.rust_matchers is not None
+    hostile = [" " * 5001, "<mask>" * 3000, " <mask>\u3000\t<mask> " * 500, "\n\n\n" * 2000 + "x",
+               "ﬁ[x] \u2003[x]ÉCOLE\u00a0" * 300, "<s>" * 1000 + "a<mask>b"]
+    for text in hostile + EDGE:
+        ids = hf.encode(text, add_special_tokens=False).ids
+        assert ours.encode(text) == ids, repr(text[:40])
+        python = [i for part, tid, _ in ours._segments(text, True)
+                  for i in (ours._fast.encode(part) if tid is None else [tid])]
+        assert python == ids, repr(text[:40])
+
+
 def test_split_regex_ignore_merges_nfc(texts):
     pattern = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+$|\s+"
     pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(pattern), "isolated"),

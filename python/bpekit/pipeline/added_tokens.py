@@ -60,7 +60,11 @@ class _Matcher:
 
     def __init__(self, literals: list[str], table: dict[str, AddedToken]) -> None:
         self.literals, self.table = literals, table
-        self.fast = _core.LiteralMatcher(literals)
+        tokens = [table[s] for s in literals]
+        self.fast = _core.LiteralMatcher(literals, [(t.id, t.lstrip, t.rstrip) for t in tokens])
+        # whether the Rust matcher cuts texts as ``AddedVocabulary._find`` does (it does not
+        # check ``single_word``)
+        self.plain = not any(t.single_word for t in tokens)
 
     @functools.cached_property
     def pattern(self) -> regex.Pattern[str]:
@@ -118,6 +122,14 @@ class AddedVocabulary:
     @property
     def special_ids(self) -> frozenset[int]:
         return frozenset(t.id for t in self.tokens if t.special)
+
+    @property
+    def rust_matchers(self) -> tuple[Any, Any] | None:
+        """The raw and normalized passes' Rust matchers (``None`` for a pass with no tokens),
+        for ``PairBPE.encode_added``; ``None`` if a token is ``single_word`` (cut in Python)."""
+        if any(m is not None and not m.plain for m in (self._raw, self._norm)):
+            return None
+        return (self._raw.fast if self._raw else None, self._norm.fast if self._norm else None)
 
     def split(self, text: str, normalize: Callable[[str], str] | None) -> list[Segment]:
         """The input as added-token segments and normalized open segments."""
