@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::merge::cache::{self, PieceCache};
-use crate::merge::backtrack::lazy::{worth_partial, LazyTables};
+use crate::merge::backtrack::lazy::{worth_partial, Built, LazyTables};
 use crate::merge::backtrack::{Backtrack, ByteSet};
 use crate::merge::{byte_pair_encode_with, Ranks, LINEAR_THRESHOLD};
 use crate::pretokenize::Pretokenizer;
@@ -95,9 +95,9 @@ impl CoreBpe {
         self.linear.for_piece(piece, |set, partial| {
             let tokens = self.tokens_over(set);
             if partial && !worth_partial(tokens.len(), self.vocab.n_ordinary()) {
-                return None;
+                return Built::NotWorth;
             }
-            Backtrack::from_tokens(&tokens, set)
+            Built::from(Backtrack::from_tokens(&tokens, set))
         })
     }
 

@@ -13,7 +13,7 @@
 //! through Llama 3's GGUF vocabulary, one call, 53 -> ~25 ms; a megabyte of spaces through
 //! GPT-NeoX 37 -> ~1 ms.
 
-use crate::merge::backtrack::lazy::{worth_partial, LazyTables};
+use crate::merge::backtrack::lazy::{worth_partial, Built, LazyTables};
 use crate::merge::backtrack::{Backtrack, ByteSet};
 use rustc_hash::{FxHashMap, FxHashSet};
 use super::{key, DROP};
@@ -24,6 +24,10 @@ use std::sync::OnceLock;
 const MAX_TOKEN: u64 = 1 << 16;
 /// At most this many bytes of tokens in all.
 const MAX_TOTAL: u64 = 1 << 28;
+/// An id with no bytes (yet).
+const UNSPELLED: (u32, u32) = (u32::MAX, 0);
+/// No merge (end of a waiting list).
+const NONE: u32 = u32::MAX;
 
 /// The merge list as ranks: the tokens it can build, in merge-priority order.
 struct Ranked {
@@ -46,61 +50,77 @@ impl Ranked {
     /// bytes, or a token is too long.
     fn new(byte_ids: &[u32; 256], merges: &[(u32, u32, u32)]) -> Option<Ranked> {
         let present: Vec<u8> = (0..=255u8).filter(|&b| byte_ids[b as usize] != DROP).collect();
+        // tables indexed by id (ids are dense in real vocabularies; sparse ones are refused)
+        let n_ids = present.iter().map(|&b| byte_ids[b as usize]).chain(merges.iter().flat_map(|&(a, b, m)| [a, b, m])).max().map_or(0, |m| m as usize + 1);
+        if n_ids > 4 * (merges.len() + present.len()) + 1024 {
+            return None;
+        }
         // each id's bytes, as a span of `bytes`, spelled as soon as the parts of a merge
         // building it are
         let mut bytes: Vec<u8> = present.clone();
-        let mut spelled: FxHashMap<u32, (u32, u32)> = FxHashMap::default();
+        let mut spelled: Vec<(u32, u32)> = vec![UNSPELLED; n_ids];
         for (i, &b) in present.iter().enumerate() {
-            if spelled.insert(byte_ids[b as usize], (i as u32, 1)).is_some() {
+            let slot = &mut spelled[byte_ids[b as usize] as usize];
+            if *slot != UNSPELLED {
                 return None;
             }
+            *slot = (i as u32, 1);
         }
-        if merges.iter().any(|(_, _, m)| spelled.contains_key(m)) {
+        if merges.iter().any(|&(_, _, m)| spelled[m as usize] != UNSPELLED) {
             return None;
         }
         // A merge can fire once both parts exist: bytes, or tokens of merges that can. A
-        // worklist, so a list out of order costs one pass (a cycle never fires).
-        let mut waiting: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
-        let mut ready: Vec<usize> = Vec::new();
-        let queue = |k: usize, spelled: &FxHashMap<u32, (u32, u32)>, waiting: &mut FxHashMap<u32, Vec<usize>>, ready: &mut Vec<usize>| {
+        // worklist, so a list out of order costs one pass (a cycle never fires); the merges
+        // waiting for an id are a list through `next_waiting`.
+        let mut waiting = vec![NONE; n_ids];
+        let mut next_waiting = vec![NONE; merges.len()];
+        let mut ready: Vec<u32> = Vec::new();
+        let queue = |k: usize, spelled: &[(u32, u32)], waiting: &mut [u32], next_waiting: &mut [u32], ready: &mut Vec<u32>| {
             let (a, b, _) = merges[k];
-            match (spelled.contains_key(&a), spelled.contains_key(&b)) {
-                (true, true) => ready.push(k),
-                (false, _) => waiting.entry(a).or_default().push(k),
-                (true, false) => waiting.entry(b).or_default().push(k),
+            let missing = [a, b].into_iter().find(|&p| spelled[p as usize] == UNSPELLED);
+            match missing {
+                None => ready.push(k as u32),
+                Some(p) => {
+                    next_waiting[k] = waiting[p as usize];
+                    waiting[p as usize] = k as u32;
+                }
             }
         };
         for k in (0..merges.len()).rev() {
-            queue(k, &spelled, &mut waiting, &mut ready);
+            queue(k, &spelled, &mut waiting, &mut next_waiting, &mut ready);
         }
         let mut fires = vec![false; merges.len()];
         while let Some(k) = ready.pop() {
+            let k = k as usize;
             fires[k] = true;
             let (a, b, m) = merges[k];
-            let (sa, sb) = (spelled[&a], spelled[&b]);
+            let (sa, sb) = (spelled[a as usize], spelled[b as usize]);
             let len = sa.1 as u64 + sb.1 as u64;
             if len > MAX_TOKEN || bytes.len() as u64 + len > MAX_TOTAL {
                 return None;
             }
-            if spelled.contains_key(&m) {
+            if spelled[m as usize] != UNSPELLED {
                 continue; // another merge spelled it; checked below
             }
             let at = bytes.len() as u32;
             for (s, l) in [sa, sb] {
                 bytes.extend_from_within(s as usize..(s + l) as usize);
             }
-            spelled.insert(m, (at, len as u32));
-            for w in waiting.remove(&m).unwrap_or_default() {
-                queue(w, &spelled, &mut waiting, &mut ready);
+            spelled[m as usize] = (at, len as u32);
+            let mut w = std::mem::replace(&mut waiting[m as usize], NONE);
+            while w != NONE {
+                let next = next_waiting[w as usize];
+                queue(w as usize, &spelled, &mut waiting, &mut next_waiting, &mut ready);
+                w = next;
             }
         }
-        let span = |id: &u32| {
-            let (s, l) = spelled[id];
+        let span = |id: u32| {
+            let (s, l) = spelled[id as usize];
             &bytes[s as usize..(s + l) as usize]
         };
         // every merge that fires spells its token's bytes
         let spells = |&(a, b, m): &(u32, u32, u32)| {
-            let (t, l, r) = (span(&m), span(&a), span(&b));
+            let (t, l, r) = (span(m), span(a), span(b));
             t.len() == l.len() + r.len() && t.starts_with(l) && t.ends_with(r)
         };
         if !merges.iter().zip(&fires).all(|(m, &f)| !f || spells(m)) {
@@ -109,19 +129,19 @@ impl Ranked {
         // ranks: the bytes, then the merged tokens by their first merge
         let mut ids: Vec<u32> = present.iter().map(|&b| byte_ids[b as usize]).collect();
         let mut first: Vec<u32> = vec![u32::MAX; ids.len()];
-        let mut ranked: FxHashSet<u32> = FxHashSet::default();
+        let mut ranked = vec![false; n_ids];
         for (k, &(_, _, m)) in merges.iter().enumerate() {
-            if fires[k] && ranked.insert(m) {
+            if fires[k] && !std::mem::replace(&mut ranked[m as usize], true) {
                 ids.push(m);
                 first.push(k as u32);
             }
         }
-        let mut seen: FxHashSet<&[u8]> = FxHashSet::default();
-        if !ids.iter().all(|id| seen.insert(span(id))) {
+        let mut seen: FxHashSet<&[u8]> = FxHashSet::with_capacity_and_hasher(ids.len(), Default::default());
+        if !ids.iter().all(|&id| seen.insert(span(id))) {
             return None;
         }
-        let spans: Vec<(u32, u32)> = ids.iter().map(|id| spelled[id]).collect();
         drop(seen);
+        let spans: Vec<(u32, u32)> = ids.iter().map(|&id| spelled[id as usize]).collect();
         Some(Ranked { bytes, spans, ids, first, present: ByteSet::of(&present) })
     }
 
@@ -130,14 +150,14 @@ impl Ranked {
         &self.bytes[s as usize..(s + l) as usize]
     }
 
-    /// The tables over the tokens made of bytes in `set` (`ByteSet::ALL`: every token), or
-    /// `None` as for [`Backtrack::from_merge_list`], or for a partial set not worth its own
-    /// tables. `pairs` is the model's `(left, right) -> (index, merged)` table.
-    fn tables(&self, pairs: &FxHashMap<u64, (u32, u32)>, set: &ByteSet, partial: bool) -> Option<Backtrack> {
+    /// The tables over the tokens made of bytes in `set` (`ByteSet::ALL`: every token):
+    /// `Unsuitable` as [`Backtrack::from_merge_list`] gives `None`. `pairs` is the model's
+    /// `(left, right) -> (index, merged)` table.
+    fn tables(&self, pairs: &FxHashMap<u64, (u32, u32)>, set: &ByteSet, partial: bool) -> Built {
         let set = if *set == ByteSet::ALL { &self.present } else { set };
         let order: Vec<usize> = (0..self.ids.len()).filter(|&r| set.covers(self.token(r))).collect();
         if partial && !worth_partial(order.len(), self.ids.len()) {
-            return None;
+            return Built::NotWorth;
         }
         let tokens: Vec<(u32, &[u8])> = order.iter().map(|&r| (self.ids[r], self.token(r))).collect();
         // the first merge building any token after each place (`first` rises along `order`
@@ -150,7 +170,7 @@ impl Ranked {
             let id = |local: u32| self.ids[order[local as usize]];
             matches!(pairs.get(&key(id(l), id(r))), Some(&(index, m)) if m == id(t) && index < later[t as usize + 1])
         };
-        Backtrack::from_merge_list(&tokens, set, &listed)
+        Built::from(Backtrack::from_merge_list(&tokens, set, &listed))
     }
 }
 
@@ -192,7 +212,7 @@ impl Linear {
         if piece.is_empty() || !ranked.present.covers(piece) {
             return None;
         }
-        let tables = ranked.tables(pairs, &ByteSet::of(piece), false)?;
+        let Built::Tables(tables) = ranked.tables(pairs, &ByteSet::of(piece), false) else { return None };
         let mut out = Vec::new();
         tables.encode_into(piece, &mut out).then_some(out)
     }
@@ -418,6 +438,24 @@ mod tests {
         assert_eq!(accepted[0].0, accepted[0].1, "trained lists: {accepted:?}");
         assert!(accepted[3].0 > 0 && accepted[3].0 < accepted[3].1, "random pairs: {accepted:?}");
         assert!(accepted[4].0 < accepted[4].1, "every split, one moved: {accepted:?}");
+    }
+
+    /// A list whose rule differs from tiktoken's over its tokens ("abc": the list merges
+    /// `a + b` first and has no `ab + c`, tiktoken's rule would merge `ab + c` into `abc`): its
+    /// tables are refused, long pieces keep the pair merge, and the refusal over the piece's
+    /// bytes settles the full tables as absent without building them.
+    #[test]
+    fn a_list_that_differs_from_tiktoken_keeps_the_pair_merge() {
+        let m = model(identity_bytes(), &[(97, 98, 300), (98, 99, 301), (97, 301, 302)]);
+        assert_eq!(m.merge(b"abc"), vec![300, 99]);
+        assert_eq!(m.encode_piece_linear(b"abc"), None);
+        let piece = b"abc".repeat(10_000);
+        for _ in 0..2 {
+            let mut got = Vec::new();
+            m.encode_piece(&piece, &mut got).unwrap();
+            assert_eq!(got, [300, 99].repeat(10_000));
+        }
+        assert_eq!(m.linear_tables(), (Some(false), 0));
     }
 
     /// Long pieces switch to the linear merge once enough of them have been merged, and the ids

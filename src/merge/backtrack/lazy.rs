@@ -23,6 +23,23 @@ pub fn worth_partial(tokens: usize, total: usize) -> bool {
     tokens * PARTIAL_FRACTION <= total
 }
 
+/// What building tables for a byte set gives.
+pub enum Built {
+    Tables(Backtrack),
+    /// Tables of their own are not worth it (a partial set with too many tokens).
+    NotWorth,
+    /// The tokens do not suit the algorithm; then no larger set's do either (a token's merges
+    /// only involve the tokens over its own bytes), the full vocabulary's included.
+    Unsuitable,
+}
+
+impl Built {
+    /// `Tables` or `Unsuitable`.
+    pub fn from(tables: Option<Backtrack>) -> Built {
+        tables.map_or(Built::Unsuitable, Built::Tables)
+    }
+}
+
 /// Linear-merge tables for the tokens over a byte set, and the byte sets found too large to be
 /// worth it (or whose tokens do not suit the algorithm).
 #[derive(Debug, Clone, Default)]
@@ -66,9 +83,9 @@ impl LazyTables {
     /// tables even when the full ones exist: they are smaller, so the merge's random accesses
     /// stay in cache.
     ///
-    /// `build(set, partial)` builds the tables over `set` (`ByteSet::ALL` for the full ones), or
-    /// gives `None` when they do not suit the vocabulary or, for a partial set, are not worth it.
-    pub fn for_piece(&self, piece: &[u8], build: impl Fn(&ByteSet, bool) -> Option<Backtrack>) -> Option<Arc<Backtrack>> {
+    /// `build(set, partial)` builds the tables over `set` (`ByteSet::ALL` for the full ones).
+    /// A partial set found `Unsuitable` settles the full tables as absent without building them.
+    pub fn for_piece(&self, piece: &[u8], build: impl Fn(&ByteSet, bool) -> Built) -> Option<Arc<Backtrack>> {
         let full = self.full.get();
         if let Some(tables) = full {
             if piece.len() < PARTIAL_FIRST {
@@ -86,20 +103,32 @@ impl LazyTables {
             && partial.too_big.len() < 2 * MAX_PARTIAL
             && !partial.too_big.iter().any(|s| set.contains(s))
         {
-            if let Some(t) = build(&set, true).map(Arc::new) {
-                partial.built.push((set, t.clone()));
-                return Some(t);
+            match build(&set, true) {
+                Built::Tables(t) => {
+                    let t = Arc::new(t);
+                    partial.built.push((set, t.clone()));
+                    return Some(t);
+                }
+                Built::NotWorth => {}
+                Built::Unsuitable => {
+                    let _ = self.full.set(None);
+                }
             }
             partial.too_big.push(set);
         }
         drop(partial);
-        if let Some(tables) = full {
+        if let Some(tables) = self.full.get() {
             return tables.clone();
         }
         if seen < LINEAR_BUILD_AFTER {
             return None;
         }
-        self.full.get_or_init(|| build(&ByteSet::ALL, false).map(Arc::new)).clone()
+        self.full
+            .get_or_init(|| match build(&ByteSet::ALL, false) {
+                Built::Tables(t) => Some(Arc::new(t)),
+                Built::NotWorth | Built::Unsuitable => None,
+            })
+            .clone()
     }
 
     /// Whether the full tables are built (`Some(false)`: the vocabulary does not suit them and
