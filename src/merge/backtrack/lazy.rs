@@ -25,7 +25,7 @@ pub fn worth_partial(tokens: usize, total: usize) -> bool {
 
 /// What building tables for a byte set gives.
 pub enum Built {
-    Tables(Backtrack),
+    Tables(Arc<Backtrack>),
     /// Tables of their own are not worth it (a partial set with too many tokens).
     NotWorth,
     /// The tokens do not suit the algorithm; then no larger set's do either (a token's merges
@@ -36,7 +36,7 @@ pub enum Built {
 impl Built {
     /// `Tables` or `Unsuitable`.
     pub fn from(tables: Option<Backtrack>) -> Built {
-        tables.map_or(Built::Unsuitable, Built::Tables)
+        tables.map_or(Built::Unsuitable, |t| Built::Tables(Arc::new(t)))
     }
 }
 
@@ -105,7 +105,6 @@ impl LazyTables {
         {
             match build(&set, true) {
                 Built::Tables(t) => {
-                    let t = Arc::new(t);
                     partial.built.push((set, t.clone()));
                     return Some(t);
                 }
@@ -125,7 +124,7 @@ impl LazyTables {
         }
         self.full
             .get_or_init(|| match build(&ByteSet::ALL, false) {
-                Built::Tables(t) => Some(Arc::new(t)),
+                Built::Tables(t) => Some(t),
                 Built::NotWorth | Built::Unsuitable => None,
             })
             .clone()
