@@ -254,6 +254,14 @@ impl PairBpe {
         if piece.len() > MAX_PIECE {
             return Err(Error::TooLong(piece.len()));
         }
+        if let (&[b], Symbols::Bytes(byte_ids)) = (piece, &self.symbols) {
+            // one symbol, nothing to merge (a digit of Qwen 2's pattern, which splits them one by
+            // one); the whole-word vocabulary has the same token for it
+            if byte_ids[b as usize] != DROP {
+                out.push(byte_ids[b as usize]);
+            }
+            return Ok(());
+        }
         if let Some(id) = self.whole.as_ref().and_then(|w| w.rank_of(piece)) {
             out.push(id);
             return Ok(());
