@@ -4,8 +4,10 @@
 //! Merge priority is the *pair's* index in the merge list: the lowest `(rank, position)` adjacent
 //! pair is merged first, one merge at a time (a linked list of symbols and a heap of candidates,
 //! stale entries skipped exactly as in Hugging Face's `Word::merge_all`). This differs from
-//! tiktoken's rank-of-the-merged-bytes rule (formats.md §3.2), so [`crate::merge`] cannot be used.
-//! The Python reference is `bpekit.pipeline.models.BPE.merge_word`.
+//! tiktoken's rank-of-the-merged-bytes rule (formats.md §3.2) in general; where a list provably
+//! merges as that rule over its tokens ranked in merge order, long pieces of byte-level models
+//! use the tiktoken encoder's linear merge ([`linear`]). The Python reference is
+//! `bpekit.pipeline.models.BPE.merge_word`.
 //!
 //! Performance notes: building the pair table is one `FxHashMap` insert per merge (~10 ms for
 //! 200k merges). Pieces repeat, so each thread keeps a bounded piece -> ids cache (cleared when
