@@ -20,10 +20,13 @@
 //!
 //! A token that BPE cannot produce from its own bytes (no valid split) is left out of the matcher:
 //! a token produced inside a longer piece always encodes to itself alone. If such a token *does*
-//! encode to itself with the reference merge, its merges are not in rank order, the theory above
-//! does not apply, and [`Backtrack::new`] returns `None` (the caller keeps the heap merge). The
-//! same happens without a one-byte token for every byte the tables must cover, or with duplicate
-//! ranks. Inside, ids are local (0.. in rank order, see [`build`]); `encode_into` returns ranks.
+//! encode to itself with the reference merge, its merges are not in rank order (a part ranked
+//! after it: 81 of Llama 3's tokens, "maktan" from "makt" + "an") and the theory above does not
+//! apply to it: the tables are built again without every token that contains such a token, and
+//! `encode_into` refuses the pieces that contain one (the caller keeps the heap merge for them;
+//! see [`Backtrack::avoids`]). [`Backtrack::new`] returns `None` without a one-byte token for
+//! every byte the tables must cover, with duplicate ranks, or past 4,096 such tokens. Inside,
+//! ids are local (0.. in rank order, see [`build`]); `encode_into` returns ranks.
 //!
 //! Performance notes. Measured on a shared 2-core x86 VM under load, so wall times drift by 2x
 //! within minutes: times are the minimum of 5 runs in CPU time, ratios come from interleaved runs
@@ -82,6 +85,7 @@ mod tables;
 pub use byteset::ByteSet;
 
 use super::trie::{Trie, NONE};
+use aho_corasick::AhoCorasick;
 use super::Ranks;
 use crate::vocab::Rank;
 use parts::Cuts;
@@ -99,7 +103,14 @@ pub struct Backtrack {
     pub excluded: usize,
     /// Where pieces can be cut (see [`parts`]).
     cuts: Cuts,
+    /// Tokens that BPE builds out of rank order (see [`Backtrack::build`]): the tables leave
+    /// out every token containing one, and refuse the pieces that contain one.
+    avoid: Option<AhoCorasick>,
 }
+
+/// At most this many tokens built out of rank order are avoided (Llama 3's 128k tokens have 81);
+/// with more, the tables are not built.
+const MAX_AVOID: usize = 4096;
 
 /// The per-token tables at the narrowest width that holds them.
 #[derive(Clone)]
@@ -114,6 +125,7 @@ impl std::fmt::Debug for Backtrack {
             .field("ids", &self.len())
             .field("narrow", &matches!(self.tokens, Tokens::Narrow(_)))
             .field("excluded", &self.excluded)
+            .field("avoided", &self.avoid.as_ref().map_or(0, |a| a.patterns_len()))
             .finish_non_exhaustive()
     }
 }
@@ -169,14 +181,43 @@ impl Backtrack {
             .map(|(b, &r)| (r, b.as_slice()))
             .collect();
         tokens.sort_unstable_by_key(|t| t.0);
-        build::from_tokens(&tokens, set, None)
+        Backtrack::build(&tokens, set, None)
     }
 
     /// Builds the tables from `tokens` (rank, bytes) in increasing rank order: all the tokens of
     /// the vocabulary made only of bytes in `set` (as [`Backtrack::for_bytes`] selects them);
     /// `None` as for [`Backtrack::new`].
     pub fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet) -> Option<Backtrack> {
-        build::from_tokens(tokens, set, None)
+        Backtrack::build(tokens, set, None)
+    }
+
+    /// [`build::from_tokens`], and when BPE builds some tokens out of rank order (a part ranked
+    /// after the token: Llama 3's "maktan" from "makt" + "an"), again without every token that
+    /// contains one of them; the tables then refuse pieces that contain one. On such a piece BPE
+    /// never produces a removed token, and every token it does produce is ranked and split as
+    /// before, so the tables give its tokens. One retry: the tokens kept were split before and
+    /// their parts are kept too.
+    fn build(tokens: &[(Rank, &[u8])], set: &ByteSet, listed: Option<&dyn Fn(u32, u32, u32) -> bool>) -> Option<Backtrack> {
+        let irregular = match build::from_tokens(tokens, set, listed) {
+            Ok(tables) => return Some(tables),
+            Err(irregular) => irregular,
+        };
+        if irregular.is_empty() || irregular.len() > MAX_AVOID {
+            return None;
+        }
+        let avoid = AhoCorasick::new(irregular.iter().map(|&t| tokens[t as usize].1)).ok()?;
+        let kept: Vec<u32> = (0..tokens.len() as u32).filter(|&t| !avoid.is_match(tokens[t as usize].1)).collect();
+        let sub: Vec<(Rank, &[u8])> = kept.iter().map(|&t| tokens[t as usize]).collect();
+        let mut tables = match listed {
+            Some(listed) => {
+                let listed = |t: u32, l: u32, r: u32| listed(kept[t as usize], kept[l as usize], kept[r as usize]);
+                build::from_tokens(&sub, set, Some(&listed))
+            }
+            None => build::from_tokens(&sub, set, None),
+        }
+        .ok()?;
+        tables.avoid = Some(avoid);
+        Some(tables)
     }
 
     /// Builds the tables for a merge list's tokens (Hugging Face's rule: a listed pair merges,
@@ -185,7 +226,8 @@ impl Backtrack {
     ///
     /// `tokens` (output id, bytes) are all those over `set`, in merge-priority order (one-byte
     /// tokens first). `listed(t, left, right)` (indices of `tokens`) says whether `left + right`
-    /// is a listed merge building `t` whose index comes before the first merge building `t + 1`.
+    /// is a listed merge building `t` whose index comes before the first merge building any later
+    /// token.
     /// The build asks it of the split tiktoken's rule makes last for each token BPE can produce
     /// from its own bytes (the split BPE of `t`'s bytes reaches just before `t`), and fails if
     /// one is refused. When all are accepted, the rules agree: in any state the tiktoken rule
@@ -194,7 +236,18 @@ impl Backtrack {
     /// listed merge, and any other listed merge present builds a later token, hence comes later
     /// in the list, or is the same pair further right.
     pub fn from_merge_list(tokens: &[(u32, &[u8])], set: &ByteSet, listed: &dyn Fn(u32, u32, u32) -> bool) -> Option<Backtrack> {
-        build::from_tokens(tokens, set, Some(listed))
+        Backtrack::build(tokens, set, Some(listed))
+    }
+
+    /// Whether `piece` contains a token that BPE builds out of rank order, so that the tables
+    /// refuse it (`encode_into` gives `false`).
+    pub fn avoids(&self, piece: &[u8]) -> bool {
+        self.avoid.as_ref().is_some_and(|a| a.is_match(piece))
+    }
+
+    /// How many tokens built out of rank order the tables avoid.
+    pub fn avoided(&self) -> usize {
+        self.avoid.as_ref().map_or(0, |a| a.patterns_len())
     }
 
     /// How many tokens the tables hold (producible or not).
@@ -215,9 +268,13 @@ impl Backtrack {
     }
 
     /// Encodes `piece` (non-empty) and appends its ids to `out`. Returns `false`, leaving `out`
-    /// as it was, if no valid sequence was found (impossible when `new` accepted the vocabulary;
-    /// the caller then falls back to the heap merge rather than trusting the tables).
+    /// as it was, if the piece holds a token the tables avoid ([`Backtrack::avoids`]) or no
+    /// valid sequence was found (impossible when `new` accepted the vocabulary); the caller then
+    /// falls back to the heap merge.
     pub fn encode_into(&self, piece: &[u8], out: &mut Vec<Rank>) -> bool {
+        if self.avoids(piece) {
+            return false;
+        }
         let base = out.len();
         let found = match &self.tokens {
             Tokens::Wide(w) => self.encode_with(w, piece, out),

@@ -68,6 +68,11 @@ pub(super) fn check(
     }
     if let Some(bt) = bt {
         let mut got = Vec::new();
+        if bt.avoids(piece) {
+            // a token built out of rank order occurs in the piece: refused, `out` untouched
+            assert!(!bt.encode_into(piece, &mut got) && got.is_empty(), "an avoided piece was encoded ({what})");
+            return;
+        }
         assert!(
             bt.encode_into(piece, &mut got),
             "backtrack found no sequence ({what})"

@@ -113,7 +113,8 @@ def long_pieces(rng: random.Random) -> list[bytes]:
     words = "".join(f.read_text(encoding="utf-8", errors="replace")[:3000] for f in files[::9]).replace(" ", "")
     return [b"a" * 2000, letters.encode(), "".join(rng.choice("0123456789") for _ in range(2000)).encode(),
             b" " * 2000, words.encode(), "".join(chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(700)).encode(),
-            bytes(rng.choice([b for b in range(0xF5) if b not in (0xC0, 0xC1)]) for _ in range(3000))]
+            bytes(rng.choice([b for b in range(0xF5) if b not in (0xC0, 0xC1)]) for _ in range(3000)),
+            (letters[:1000] + "maktan" + letters[1000:2000]).encode()]
 
 
 GGUF = ["llama-bpe", "qwen2", "gpt-2", "deepseek-llm"]
@@ -123,9 +124,9 @@ GGUF = ["llama-bpe", "qwen2", "gpt-2", "deepseek-llm"]
 def test_linear_merge_equals_the_pair_merge_on_real_files(name):
     """The linear merge of long pieces (src/pairbpe/linear.rs), its tables built for each piece,
     gives the pair merge's ids (itself checked against ``tokenizers`` above) on every real
-    byte-level merge list. Each list is accepted, except Llama 3's for pieces with lowercase
-    letters: some of its tokens are built from a part of later rank ("maktan" from "makt" +
-    "an"), which the algorithm cannot order."""
+    byte-level merge list. Every piece is accepted, except by Llama 3's list those that hold one
+    of the 81 tokens it builds from a part of later rank ("maktan" from "makt" + "an"): the
+    tables leave those tokens out and refuse such pieces (the pair merge takes them)."""
     path = DATA / "hf" / "gpt-neox-20b.tokenizer.json" if name == "neox" else DATA / "gguf" / f"ggml-vocab-{name}.gguf"
     if not path.is_file():
         pytest.skip(f"{path} not found (set BPEKIT_TEST_DATA)")
@@ -139,7 +140,10 @@ def test_linear_merge_equals_the_pair_merge_on_real_files(name):
             refused.append(i)
         else:
             assert linear == fast.encode_piece(piece), (name, piece[:30])
-    assert refused == ([1, 4, 6] if name == "llama-bpe" else [])
+    if name == "llama-bpe":
+        assert 7 in refused and set(refused) <= {4, 6, 7}, refused
+    else:
+        assert refused == []
 
 
 def test_missing_bytes_are_dropped_like_python():

@@ -25,32 +25,34 @@ impl RankLookup for LocalRanks<'_> {
     }
 }
 
-/// The tables for `tokens` (rank, bytes), in increasing rank order, for pieces over `set`; `None`
-/// if ranks repeat, a token is empty, a byte of `set` has no one-byte token, or the merges are
-/// not in rank order (see the module notes of [`Backtrack`]).
+/// The tables for `tokens` (rank, bytes), in increasing rank order, for pieces over `set`.
+/// `Err(tokens)` (local ids) when BPE produces those tokens from their own bytes with no split
+/// into earlier tokens (merges out of rank order there, see the module notes of [`Backtrack`]);
+/// `Err` of none if ranks repeat, a token is empty, a byte of `set` has no one-byte token, or
+/// `listed` refuses a split.
 ///
 /// With `listed` (for a merge list, see [`Backtrack::from_merge_list`]), `tokens` are in
 /// merge-priority order with their output ids (in any order), and the build fails unless
 /// `listed(t, left, right)` accepts every split it finds (local ids).
-pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet, listed: Option<&dyn Fn(u32, u32, u32) -> bool>) -> Option<Backtrack> {
+pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet, listed: Option<&dyn Fn(u32, u32, u32) -> bool>) -> Result<Backtrack, Vec<u32>> {
     let k = tokens.len();
     if k >= 1 << 31 || (listed.is_none() && tokens.windows(2).any(|w| w[0].0 >= w[1].0)) {
-        return None;
+        return Err(Vec::new());
     }
     let mut all = Vec::with_capacity(tokens.iter().map(|t| t.1.len()).sum());
     let mut start = Vec::with_capacity(k + 1);
     start.push(0u32);
     for &(_, b) in tokens {
         if b.is_empty() {
-            return None;
+            return Err(Vec::new());
         }
         all.extend_from_slice(b);
-        start.push(u32::try_from(all.len()).ok()?);
+        start.push(u32::try_from(all.len()).map_err(|_| Vec::new())?);
     }
     let bytes = |t: u32| &all[start[t as usize] as usize..start[t as usize + 1] as usize];
     let mut trie = Trie::new(&all, &start);
     if (0..=255u8).any(|b| set.has(b) && trie.exact(&[b]) == NONE) {
-        return None;
+        return Err(Vec::new());
     }
     // During the build `next_prefix` links every token, producible or not.
     let chain: Vec<Chain> = (0..k as u32)
@@ -92,21 +94,25 @@ pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet, listed: Optio
             continue;
         };
         if listed.is_some_and(|accepts| !accepts(t, left, right)) {
-            return None;
+            return Err(Vec::new());
         }
         wide.splits[t as usize] = Split { left, right };
         wide.merges.insert(left, right, t);
     }
     // A token with no split must not be producible; if the reference merge produces it, the
-    // vocabulary's merges are not in rank order. (All checks before the first removal: the
-    // reference merge looks tokens up in the trie.)
+    // vocabulary's merges are not in rank order there: the build fails with those tokens.
+    // (All checks before the first removal: the reference merge looks tokens up in the trie.)
     let mut scratch = Vec::new();
+    let mut irregular = Vec::new();
     for &t in &unsplit {
         scratch.clear();
-        heap::encode_into(&LocalRanks(&trie), usize::MAX, bytes(t), &mut scratch).ok()?;
+        heap::encode_into(&LocalRanks(&trie), usize::MAX, bytes(t), &mut scratch).map_err(|_| Vec::new())?;
         if scratch == [t] {
-            return None;
+            irregular.push(t);
         }
+    }
+    if !irregular.is_empty() {
+        return Err(irregular);
     }
     for &t in &unsplit {
         trie.remove(t);
@@ -121,11 +127,12 @@ pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet, listed: Optio
         None => Tokens::Wide(wide),
     };
     let cuts = Cuts::new((0..k as u32).map(bytes));
-    Some(Backtrack {
+    Ok(Backtrack {
         cuts,
         trie,
         tokens: tables,
         global: if identity { Vec::new() } else { tokens.iter().map(|t| t.0).collect() },
         excluded: unsplit.len(),
+        avoid: None,
     })
 }
