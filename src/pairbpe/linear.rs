@@ -7,14 +7,14 @@
 //! these ranks give the same tokens, which the build checks ([`Backtrack::from_merge_list`]);
 //! otherwise long pieces keep the pair merge. Lists made by BPE training (GPT-2, GPT-NeoX,
 //! Qwen 2, DeepSeek) pass. So does a list that gives every split of each token in rank order
-//! (Llama 3's, converted from tiktoken ranks: 280k merges for 128k tokens), except over bytes
-//! where a token is built from a part of later rank ("maktan" from "makt" + "an": lowercase
-//! letters), which the backtracking tables cannot order.
+//! (Llama 3's, converted from tiktoken ranks: 280k merges for 128k tokens); its 81 tokens built
+//! from a part of later rank ("maktan" from "makt" + "an") are avoided by the tables, which
+//! leave the pieces holding one to the pair merge (see `Backtrack::avoids`).
 //!
 //! Performance notes (`src/PERFORMANCE.md`, "Fourteenth round"): 1 MB in one call, CPU ms,
 //! pair merge -> linear: GPT-NeoX random letters 47.9 -> 23.8, one letter 21.1 -> 3.0, digits
-//! 58.0 -> 26.3; Qwen 2's GGUF random letters 50.9 -> 24.6 (English: 4–7 ms). Llama 3's list is
-//! refused for lowercase letters (see above), so its random letters stay at ~55 ms. The ranked
+//! 58.0 -> 26.3; Qwen 2's GGUF random letters 50.9 -> 24.6, Llama 3's 57.5 -> 25.9 (English: 4–7
+//! ms). The ranked
 //! list is made from vectors indexed by id, not hash maps (first long piece of Qwen 2: 44 -> 15
 //! ms).
 

@@ -2,10 +2,12 @@
 //! as seen from Python (`bpekit.formats.sentencepiece.fast` builds it from a model). Every call
 //! checks `bpekit.limits`' `max_input_bytes` first.
 
-use super::calls::{call_python, check_limit, HOLD_GIL_BELOW};
+use super::batch::encode_lists;
+use super::calls::{call_python, check_limit, Fail, HOLD_GIL_BELOW};
 use super::ints::IdInts;
 use super::{run, run_held};
 use crate::parallel;
+use std::borrow::Cow;
 use crate::sentencepiece::{bpe::BYTE_PIECE, MergeablePiece, Options, SentencePiece};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -135,11 +137,18 @@ impl SentencePieceCore {
         py: Python<'py>,
         texts: Vec<Bound<'py, PyAny>>,
         num_threads: usize,
-    ) -> PyResult<Vec<Bound<'py, PyList>>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         check_sizes(py, &texts)?;
         let data = texts.iter().map(text_bytes).collect::<PyResult<Vec<&[u8]>>>()?;
+        // text (all of it, unless some `bytes` are not UTF-8): the shared list batch, whose
+        // lists are made while the pool encodes
+        if let Ok(strs) = data.iter().map(|d| std::str::from_utf8(d).map(Cow::Borrowed)).collect::<Result<Vec<Cow<'_, str>>, _>>() {
+            return encode_lists(py, &self.ints, &strs, num_threads, |t: &str, out: &mut Vec<u32>| {
+                self.model.encode_into(t.as_bytes(), out).map_err(Fail::Core)
+            });
+        }
         let out: Vec<Vec<u32>> =
             run(py, || parallel::map(&data, num_threads, |t| self.model.encode(t)).into_iter().collect())?;
-        out.iter().map(|ids| self.ints.list(py, ids)).collect()
+        PyList::new(py, out.iter().map(|ids| self.ints.list(py, ids)).collect::<PyResult<Vec<_>>>()?)
     }
 }

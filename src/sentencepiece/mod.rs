@@ -146,10 +146,16 @@ impl SentencePiece {
 
     /// The ids of `data`: normalized, then merged.
     pub fn encode(&self, data: &[u8]) -> Result<Vec<u32>> {
-        let normalized = self.normalizer.normalize(data)?;
-        let mut ids = Vec::with_capacity(normalized.len() / 3 + 1);
-        self.encode_normalized(normalized.as_bytes(), &mut ids);
+        let mut ids = Vec::with_capacity(data.len() / 3 + 1);
+        self.encode_into(data, &mut ids)?;
         Ok(ids)
+    }
+
+    /// [`Self::encode`], appending to `ids`.
+    pub fn encode_into(&self, data: &[u8], ids: &mut Vec<u32>) -> Result<()> {
+        let normalized = self.normalizer.normalize(data)?;
+        self.encode_normalized(normalized.as_bytes(), ids);
+        Ok(())
     }
 
     /// The ids of already normalized text, appended to `ids`.
