@@ -22,6 +22,7 @@ import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from bpekit import _core
 from bpekit.atomicfile import atomic_write
 from bpekit.encoding import Encoding, _check_text, _fix_surrogates
 from bpekit.errors import (
@@ -140,7 +141,7 @@ class Tokenizer:
 
     # What a Tokenizer derives from its stages (the Rust splitter and model, caches): left out of
     # a pickle and rebuilt after it, so that a pipeline crosses to other processes.
-    _DERIVED = ("_splitter", "_fast", "_pieces", "_built_for", "_decode_built")
+    _DERIVED = ("_splitter", "_fast", "_added_fast", "_pieces", "_built_for", "_decode_built")
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in self._DERIVED}
@@ -166,6 +167,8 @@ class Tokenizer:
             self._fast = self.model.spm._core  # normalizes and merges a segment in one Rust call
         elif isinstance(self.model, BPE) and self.pre_tokenizer is None:
             self._fast = self.model.fast_merge  # a segment is one word (Llama-2-style files)
+        # the pair model cuts added tokens itself (`encode_added`), unless one is single_word
+        self._added_fast = self.added_tokens.rust_matchers if isinstance(self._fast, _core.PairBPE) else None
         self._pieces: dict[str, list[int]] = {}
         self._built_for = key
 
@@ -333,6 +336,14 @@ class Tokenizer:
                 disallowed_special=disallowed_special,
             )
         self._refresh()
+        if self.encoding is None and (matchers := self._added_fast) is not None:
+            # added tokens cut in Rust: Python only normalizes (one call per text part)
+            normalize = self.normalizer.normalize if self.normalizer is not None else None
+            fixed = [_fix_surrogates(t) if _has_surrogates(t) else t for t in map(_check_text, texts)]
+            out = self._fast.encode_added_batch(fixed, *matchers, normalize, num_threads)
+            if add_special_tokens and self.post_processor is not None:
+                out = [self.post_processor.process(ids) for ids in out]
+            return out  # type: ignore[no-any-return]
         if self.encoding is None and self._fast is not None:
             out = encode_texts(self._fast, self._segments, [_check_text(t) for t in texts], True, num_threads)
             if add_special_tokens and self.post_processor is not None:
@@ -354,7 +365,7 @@ class Tokenizer:
         if self._fast is not None:  # one text: each model segment in one Rust call, no batch plan
             if self.normalizer is None and not self.added_tokens.strings:  # one segment: the text
                 return self._fast.encode(_fix_surrogates(text) if _has_surrogates(text) else text)  # type: ignore[no-any-return]
-            if match_added and (matchers := self.added_tokens.rust_matchers) is not None:
+            if match_added and (matchers := self._added_fast) is not None:
                 # added tokens cut in Rust: a text made of them (a megabyte of the space runs
                 # GPT-NeoX adds) costs no Python per token
                 text = _fix_surrogates(text) if _has_surrogates(text) else text

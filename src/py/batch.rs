@@ -38,26 +38,29 @@ pub(super) struct Part {
     pub(super) fails: Vec<(usize, Fail)>,
 }
 
+/// What a batch's encoder does with the text at an index of the batch.
+pub(super) trait EncodeAt: Fn(usize, &mut Vec<Rank>) -> Result<(), Fail> + Sync {}
+impl<F: Fn(usize, &mut Vec<Rank>) -> Result<(), Fail> + Sync> EncodeAt for F {}
+
 impl Part {
-    /// Encodes `texts` (the first has index `start` in the batch) into one part.
-    pub(super) fn encode(texts: &[Cow<'_, str>], start: usize, encode: &impl EncodeInto) -> Part {
-        let bytes: usize = texts.iter().map(|t| t.len()).sum();
-        let mut part = Part { ids: Vec::with_capacity(bytes / 4 + 1), ends: Vec::with_capacity(texts.len()), fails: Vec::new() };
-        for (i, t) in texts.iter().enumerate() {
+    /// Encodes the texts `range` of the batch (`bytes` in all) into one part.
+    pub(super) fn encode(range: std::ops::Range<usize>, bytes: usize, encode: &impl EncodeAt) -> Part {
+        let mut part = Part { ids: Vec::with_capacity(bytes / 4 + 1), ends: Vec::with_capacity(range.len()), fails: Vec::new() };
+        for i in range {
             let base = part.ids.len();
-            if let Err(f) = encode(t, &mut part.ids) {
+            if let Err(f) = encode(i, &mut part.ids) {
                 part.ids.truncate(base);
-                part.fails.push((start + i, f));
+                part.fails.push((i, f));
             }
             part.ends.push(part.ids.len() as i64);
         }
         part
     }
 
-    /// The whole batch (`total` bytes) as one part, encoded on the calling thread with the GIL
-    /// released unless it is short; a panic is caught as the chunked path catches it.
-    pub(super) fn encode_here(py: Python<'_>, texts: &[Cow<'_, str>], total: usize, encode: &impl EncodeInto) -> std::thread::Result<Part> {
-        let work = || catch_unwind(AssertUnwindSafe(|| Part::encode(texts, 0, encode)));
+    /// The whole batch (`n` texts, `total` bytes) as one part, encoded on the calling thread with
+    /// the GIL released unless it is short; a panic is caught as the chunked path catches it.
+    pub(super) fn encode_here(py: Python<'_>, n: usize, total: usize, encode: &impl EncodeAt) -> std::thread::Result<Part> {
+        let work = || catch_unwind(AssertUnwindSafe(|| Part::encode(0..n, total, encode)));
         if total < HOLD_GIL_BELOW {
             work()
         } else {
@@ -116,9 +119,16 @@ impl FirstFail {
 /// `encode` of every text as a list of lists of ints, in order, on `threads` threads (`0` = one
 /// per core); the first failure (see [`FirstFail`]) is raised instead.
 pub fn encode_lists<'py>(py: Python<'py>, ints: &IdInts, texts: &[Cow<'_, str>], threads: usize, encode: impl EncodeInto) -> PyResult<Bound<'py, PyList>> {
-    let total: usize = texts.iter().map(|t| t.len()).sum();
+    let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
+    encode_lists_at(py, ints, &lens, threads, |i: usize, out: &mut Vec<Rank>| encode(&texts[i], out))
+}
+
+/// [`encode_lists`] of a batch given as the texts' lengths in bytes (for chunking) and `encode`,
+/// which encodes the text at an index.
+pub fn encode_lists_at<'py>(py: Python<'py>, ints: &IdInts, lens: &[usize], threads: usize, encode: impl EncodeAt) -> PyResult<Bound<'py, PyList>> {
+    let total: usize = lens.iter().sum();
     let threads = parallel::thread_count(threads);
-    let out = IdInts::empty_list(py, texts.len())?;
+    let out = IdInts::empty_list(py, lens.len())?;
     let mut fail = FirstFail::default();
     let mut convert = |start: usize, part: std::thread::Result<Part>| -> PyResult<()> {
         match part {
@@ -135,11 +145,11 @@ pub fn encode_lists<'py>(py: Python<'py>, ints: &IdInts, texts: &[Cow<'_, str>],
         }
         Ok(())
     };
-    if one_chunk(texts, total, threads) {
-        convert(0, Part::encode_here(py, texts, total, &encode))?;
+    if one_chunk(lens, total, threads) {
+        convert(0, Part::encode_here(py, lens.len(), total, &encode))?;
     } else {
-        let cuts = chunks(texts, total, threads);
-        run_shared(py, threads, &cuts, |c| Part::encode(&texts[c.start..c.end], c.start, &encode), |c, part| convert(c.start, part))?;
+        let cuts = chunks(lens, total, threads);
+        run_shared(py, threads, &cuts, |c| Part::encode(c.start..c.end, c.bytes, &encode), |c, part| convert(c.start, part))?;
     }
     match fail.into_err(py) {
         Some(e) => Err(e),

@@ -12,7 +12,6 @@
 
 use crate::parallel;
 use pyo3::prelude::*;
-use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -24,9 +23,9 @@ const SHARE: usize = 4;
 /// smaller).
 pub(super) const MIN_CHUNK_BYTES: usize = 16 << 10;
 
-/// Whether a batch of `texts` (`total` bytes) runs on one thread, as one chunk.
-pub(super) fn one_chunk(texts: &[Cow<'_, str>], total: usize, threads: usize) -> bool {
-    threads == 1 || total < 2 * MIN_CHUNK_BYTES || texts.len() < 2
+/// Whether a batch of texts of `lens` bytes (`total` in all) runs on one thread, as one chunk.
+pub(super) fn one_chunk(lens: &[usize], total: usize, threads: usize) -> bool {
+    threads == 1 || total < 2 * MIN_CHUNK_BYTES || lens.len() < 2
 }
 
 /// A run of texts (`start..end` of the batch) and their bytes.
@@ -36,7 +35,7 @@ pub(super) struct Chunk {
     pub(super) bytes: usize,
 }
 
-/// The chunks of `texts` for `threads` threads (at least one text each), largest first: each
+/// The chunks of texts of `lens` bytes for `threads` threads (at least one text each), largest first: each
 /// about 1/(`SHARE` x threads) of the bytes left and at least [`MIN_CHUNK_BYTES`], except that a
 /// text which would take a chunk further past that size than the chunk is short of it starts the
 /// next chunk (so a chunk cut before a long text, like the last, may be smaller). Chunks are taken
@@ -44,24 +43,24 @@ pub(super) struct Chunk {
 /// one thread alone with it at the end), and the last chunks are small: the thread that finishes
 /// first waits at most one small chunk for the other. (The English corpus ends with a 130 kB
 /// text: glued to the texts before it, it kept every chunk's size up and the smallest was 73 kB.)
-pub(super) fn chunks(texts: &[Cow<'_, str>], total: usize, threads: usize) -> Vec<Chunk> {
+pub(super) fn chunks(lens: &[usize], total: usize, threads: usize) -> Vec<Chunk> {
     let mut out = Vec::new();
     let target = |left: usize| (left / (SHARE * threads)).max(MIN_CHUNK_BYTES);
     let (mut start, mut bytes, mut left) = (0, 0, total);
-    for (i, t) in texts.iter().enumerate() {
-        let (goal, with) = (target(left), bytes + t.len());
+    for (i, &len) in lens.iter().enumerate() {
+        let (goal, with) = (target(left), bytes + len);
         if bytes > 0 && with > goal && with - goal > goal - bytes {
             out.push(Chunk { start, end: i, bytes });
             (start, left, bytes) = (i, left - bytes, 0);
         }
-        bytes += t.len();
+        bytes += len;
         if bytes >= target(left) {
             out.push(Chunk { start, end: i + 1, bytes });
             (start, left, bytes) = (i + 1, left - bytes, 0);
         }
     }
-    if start < texts.len() {
-        out.push(Chunk { start, end: texts.len(), bytes });
+    if start < lens.len() {
+        out.push(Chunk { start, end: lens.len(), bytes });
     }
     out.sort_by_key(|c| std::cmp::Reverse(c.bytes));
     out

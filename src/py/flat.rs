@@ -25,14 +25,16 @@ pub type FlatBatch<'py> = (Bound<'py, PyArray1<Rank>>, Bound<'py, PyArray1<i64>>
 /// `encode` of every text into one flat array plus offsets, on `threads` threads (`0` = one per
 /// core); the first failure (see [`FirstFail`]) is raised instead.
 pub fn encode_flat<'py>(py: Python<'py>, texts: &[Cow<'_, str>], threads: usize, encode: impl EncodeInto) -> PyResult<FlatBatch<'py>> {
-    let total: usize = texts.iter().map(|t| t.len()).sum();
+    let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
+    let total: usize = lens.iter().sum();
     let threads = parallel::thread_count(threads);
-    let parts: Vec<std::thread::Result<Part>> = if one_chunk(texts, total, threads) {
-        vec![Part::encode_here(py, texts, total, &encode)]
+    let encode = |i: usize, out: &mut Vec<Rank>| encode(&texts[i], out);
+    let parts: Vec<std::thread::Result<Part>> = if one_chunk(&lens, total, threads) {
+        vec![Part::encode_here(py, texts.len(), total, &encode)]
     } else {
-        let cuts = chunks(texts, total, threads);
+        let cuts = chunks(&lens, total, threads);
         let mut done: Vec<(usize, std::thread::Result<Part>)> = Vec::with_capacity(cuts.len());
-        run_shared(py, threads, &cuts, |c| Part::encode(&texts[c.start..c.end], c.start, &encode), |c, part| {
+        run_shared(py, threads, &cuts, |c| Part::encode(c.start..c.end, c.bytes, &encode), |c, part| {
             done.push((c.start, part));
             Ok(())
         })?;

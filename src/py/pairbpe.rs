@@ -1,7 +1,7 @@
 //! `bpekit._core.PairBPE`: the pair-rank (Hugging Face) BPE model as seen from Python
 //! (`bpekit.pipeline.fast.core_model` builds it).
 
-use super::batch::encode_lists;
+use super::batch::{encode_lists, encode_lists_at};
 use super::calls::Fail;
 use super::ints::IdInts;
 use super::added::LiteralMatcher;
@@ -111,28 +111,34 @@ impl PairBPE {
         norm: Option<PyRef<'py, LiteralMatcher>>,
         normalize: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let cut = |m: &Option<PyRef<'py, LiteralMatcher>>, text: &str| match m {
-            None => Ok(vec![(0, text.len(), None)]),
-            Some(m) => m.segments(text).ok_or_else(|| super::to_py_err(py, crate::Error::Vocab("added tokens: a matcher without its tokens".into()))),
-        };
-        let mut out = Vec::new();
-        for (s, e, id) in cut(&raw, text)? {
-            if let Some(id) = id {
-                out.push(id);
-                continue;
-            }
-            let normalized: Cow<'_, str> = match &normalize {
-                Some(f) => Cow::Owned(f.call1((&text[s..e],))?.extract::<String>()?),
-                None => Cow::Borrowed(&text[s..e]),
-            };
-            for (s, e, id) in cut(&norm, &normalized)? {
-                match id {
-                    Some(id) => out.push(id),
-                    None => run(py, || self.model.encode_into(&normalized[s..e], &mut out))?,
-                }
-            }
-        }
-        self.ints.list(py, &out)
+        let prepared = Prepared::new(py, text, raw.as_deref(), normalize.as_ref())?;
+        let norm = norm.as_deref();
+        let ids = run(py, || {
+            let mut out = Vec::new();
+            self.encode_prepared(&prepared, norm, &mut out)?;
+            Ok(out)
+        })?;
+        self.ints.list(py, &ids)
+    }
+
+    /// `encode_added` of each text, in parallel (`num_threads` 0 = one per core): the raw cut
+    /// and the normalizer on the calling thread, the rest on the batch's threads.
+    #[pyo3(signature = (texts, raw, norm, normalize = None, num_threads = 0))]
+    fn encode_added_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<String>,
+        raw: Option<PyRef<'py, LiteralMatcher>>,
+        norm: Option<PyRef<'py, LiteralMatcher>>,
+        normalize: Option<Bound<'py, PyAny>>,
+        num_threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let prepared = texts.iter().map(|t| Prepared::new(py, t, raw.as_deref(), normalize.as_ref())).collect::<PyResult<Vec<_>>>()?;
+        let lens: Vec<usize> = prepared.iter().map(|p| p.text.len()).collect();
+        let norm = norm.as_deref();
+        encode_lists_at(py, &self.ints, &lens, num_threads, |i: usize, out: &mut Vec<u32>| {
+            self.encode_prepared(&prepared[i], norm, out).map_err(Fail::Core)
+        })
     }
 
     /// The ids of one raw piece (no splitting).
@@ -162,6 +168,64 @@ impl PairBPE {
     fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<String>, num_threads: usize) -> PyResult<Bound<'py, PyList>> {
         let texts: Vec<Cow<'_, str>> = texts.iter().map(|t| Cow::Borrowed(t.as_str())).collect();
         encode_lists(py, &self.ints, &texts, num_threads, |t: &str, out: &mut Vec<u32>| self.model.encode_into(t, out).map_err(Fail::Core))
+    }
+}
+
+/// A text cut at its raw added tokens, each part between them normalized: the parts back to
+/// back in `text`, and `cuts`, where each part ends and the raw token that follows it, if any.
+struct Prepared<'a> {
+    text: Cow<'a, str>,
+    cuts: Vec<(usize, Option<u32>)>,
+}
+
+impl<'a> Prepared<'a> {
+    /// `text` cut at `raw`'s tokens (none: one part), each part through `normalize` (a Python
+    /// callable) if given.
+    fn new(py: Python<'_>, text: &'a str, raw: Option<&LiteralMatcher>, normalize: Option<&Bound<'_, PyAny>>) -> PyResult<Prepared<'a>> {
+        let segments = match raw {
+            None => vec![(0, text.len(), None)],
+            Some(m) => m.segments(text).ok_or_else(|| super::to_py_err(py, crate::Error::Vocab("added tokens: a matcher without its tokens".into())))?,
+        };
+        if normalize.is_none() && segments.iter().all(|s| s.2.is_none()) {
+            return Ok(Prepared { text: Cow::Borrowed(text), cuts: vec![(text.len(), None)] });
+        }
+        let mut joined = String::with_capacity(text.len());
+        let mut cuts = Vec::new();
+        for (s, e, id) in segments {
+            match (id, normalize) {
+                (Some(id), _) => cuts.push((joined.len(), Some(id))),
+                (None, Some(f)) => joined.push_str(f.call1((&text[s..e],))?.extract::<&str>()?),
+                (None, None) => joined.push_str(&text[s..e]),
+            }
+        }
+        cuts.push((joined.len(), None));
+        Ok(Prepared { text: Cow::Owned(joined), cuts })
+    }
+}
+
+impl PairBPE {
+    /// The ids of a prepared text: each part cut at `norm`'s tokens and the pieces between them
+    /// encoded, the raw tokens between the parts.
+    fn encode_prepared(&self, p: &Prepared<'_>, norm: Option<&LiteralMatcher>, out: &mut Vec<u32>) -> crate::Result<()> {
+        let mut from = 0;
+        for &(end, raw) in &p.cuts {
+            let part = &p.text[from..end];
+            match norm {
+                _ if part.is_empty() => {}
+                None => self.model.encode_into(part, out)?,
+                Some(m) => {
+                    for (s, e, id) in m.segments(part).ok_or_else(|| crate::Error::Vocab("added tokens: a matcher without its tokens".into()))? {
+                        match id {
+                            Some(id) => out.push(id),
+                            None => self.model.encode_into(&part[s..e], out)?,
+                        }
+                    }
+                }
+            }
+            out.extend(raw);
+            from = end;
+        }
+        Ok(())
     }
 }
 

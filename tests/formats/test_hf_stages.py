@@ -38,12 +38,15 @@ def train(model, pre, texts, *, normalizer=None, vocab_size=400, **trainer_optio
 
 def same(hf, texts, *, add_special_tokens=False, skip_special_tokens=False):
     ours = from_document(json.loads(hf.to_str()))
-    for text in [*EDGE, *texts[:60]]:
+    every = [*EDGE, *texts[:60]]
+    for text in every:
         ids = hf.encode(text, add_special_tokens=add_special_tokens).ids
         assert ours.encode(text, add_special_tokens) == ids, repr(text)
         assert ours.decode(ids, skip_special_tokens=skip_special_tokens) == hf.decode(
             ids, skip_special_tokens=skip_special_tokens
         ), repr(text)
+    want = [e.ids for e in hf.encode_batch(every, add_special_tokens=add_special_tokens)]
+    assert ours.encode_batch(every, add_special_tokens, num_threads=2) == want
     return ours
 
 
@@ -83,6 +86,8 @@ def test_added_tokens_cut_in_rust(texts):
     assert ours.added_tokens.rust_matchers is not None
     hostile = [" " * 5001, "<mask>" * 3000, " <mask>\u3000\t<mask> " * 500, "\n\n\n" * 2000 + "x",
                "ﬁ[x] \u2003[x]ÉCOLE\u00a0" * 300, "<s>" * 1000 + "a<mask>b"]
+    assert ours.encode_batch(hostile * 3 + EDGE, num_threads=2) == [
+        e.ids for e in hf.encode_batch(hostile * 3 + EDGE, add_special_tokens=False)]
     for text in hostile + EDGE:
         ids = hf.encode(text, add_special_tokens=False).ids
         assert ours.encode(text) == ids, repr(text[:40])

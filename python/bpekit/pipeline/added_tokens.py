@@ -108,6 +108,7 @@ class AddedVocabulary:
         self.strings = {t.id: normalize(t.content) if t.normalized else t.content for t in self.tokens}
         self._raw = self._matcher({t.content: t for t in raw})
         self._norm = self._matcher({normalize(t.content): t for t in norm if normalize(t.content)})
+        self._rust = not any(m is not None and not m.plain for m in (self._raw, self._norm))
 
     @staticmethod
     def _matcher(table: dict[str, AddedToken]) -> _Matcher | None:
@@ -126,8 +127,9 @@ class AddedVocabulary:
     @property
     def rust_matchers(self) -> tuple[Any, Any] | None:
         """The raw and normalized passes' Rust matchers (``None`` for a pass with no tokens),
-        for ``PairBPE.encode_added``; ``None`` if a token is ``single_word`` (cut in Python)."""
-        if any(m is not None and not m.plain for m in (self._raw, self._norm)):
+        for ``PairBPE.encode_added`` and ``encode_added_batch``; ``None`` if a token is
+        ``single_word`` (cut in Python)."""
+        if not self._rust:
             return None
         return (self._raw.fast if self._raw else None, self._norm.fast if self._norm else None)
 
