@@ -141,7 +141,7 @@ class Tokenizer:
 
     # What a Tokenizer derives from its stages (the Rust splitter and model, caches): left out of
     # a pickle and rebuilt after it, so that a pipeline crosses to other processes.
-    _DERIVED = ("_splitter", "_fast", "_added_fast", "_pieces", "_built_for", "_decode_built")
+    _DERIVED = ("_splitter", "_fast", "_added_fast", "_normalize", "_pieces", "_built_for", "_decode_built")
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in self._DERIVED}
@@ -169,6 +169,8 @@ class Tokenizer:
             self._fast = self.model.fast_merge  # a segment is one word (Llama-2-style files)
         # the pair model cuts added tokens itself (`encode_added`), unless one is single_word
         self._added_fast = self.added_tokens.rust_matchers if isinstance(self._fast, _core.PairBPE) else None
+        n = self.normalizer  # what `encode_added` needs of it: the call, and whether ASCII is left as it is
+        self._normalize = (n.normalize, n.ascii_invariant) if n is not None else (None, False)
         self._pieces: dict[str, list[int]] = {}
         self._built_for = key
 
@@ -338,9 +340,8 @@ class Tokenizer:
         self._refresh()
         if self.encoding is None and (matchers := self._added_fast) is not None:
             # added tokens cut in Rust: Python only normalizes (one call per text part)
-            normalize = self.normalizer.normalize if self.normalizer is not None else None
             fixed = [_fix_surrogates(t) if _has_surrogates(t) else t for t in map(_check_text, texts)]
-            out = self._fast.encode_added_batch(fixed, *matchers, normalize, num_threads)
+            out = self._fast.encode_added_batch(fixed, *matchers, *self._normalize, num_threads)
             if add_special_tokens and self.post_processor is not None:
                 out = [self.post_processor.process(ids) for ids in out]
             return out  # type: ignore[no-any-return]
@@ -369,8 +370,7 @@ class Tokenizer:
                 # added tokens cut in Rust: a text made of them (a megabyte of the space runs
                 # GPT-NeoX adds) costs no Python per token
                 text = _fix_surrogates(text) if _has_surrogates(text) else text
-                normalize = self.normalizer.normalize if self.normalizer is not None else None
-                return self._fast.encode_added(text, *matchers, normalize)  # type: ignore[no-any-return]
+                return self._fast.encode_added(text, *matchers, *self._normalize)  # type: ignore[no-any-return]
             ids: list[int] = []
             for part, tid, _ in self._segments(text, match_added):
                 if tid is None:

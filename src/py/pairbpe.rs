@@ -5,7 +5,8 @@ use super::batch::{encode_lists, encode_lists_at};
 use super::calls::Fail;
 use super::ints::IdInts;
 use super::added::LiteralMatcher;
-use super::run;
+use super::calls::HOLD_GIL_BELOW;
+use super::{run, run_held};
 use crate::pairbpe::{byte_level_bytes, merge_ids, CharSymbols, PairBpe, Split, Symbols};
 use std::borrow::Cow;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
@@ -102,7 +103,9 @@ impl PairBPE {
     /// (`bpekit.pipeline.added_tokens.AddedVocabulary.split`, then `encode` of each model
     /// segment, in one call). The matchers must carry their tokens and have no `single_word`
     /// token (Python keeps those).
-    #[pyo3(signature = (text, raw, norm, normalize = None))]
+    /// `ascii_invariant`: the normalizer leaves ASCII text as it is (the Unicode forms), so an
+    /// ASCII part is not handed to it.
+    #[pyo3(signature = (text, raw, norm, normalize = None, ascii_invariant = false))]
     fn encode_added<'py>(
         &self,
         py: Python<'py>,
@@ -110,20 +113,23 @@ impl PairBPE {
         raw: Option<PyRef<'py, LiteralMatcher>>,
         norm: Option<PyRef<'py, LiteralMatcher>>,
         normalize: Option<Bound<'py, PyAny>>,
+        ascii_invariant: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let prepared = Prepared::new(py, text, raw.as_deref(), normalize.as_ref())?;
+        let prepared = Prepared::new(py, text, raw.as_deref(), normalize.as_ref(), ascii_invariant)?;
         let norm = norm.as_deref();
-        let ids = run(py, || {
+        let work = || {
             let mut out = Vec::new();
             self.encode_prepared(&prepared, norm, &mut out)?;
             Ok(out)
-        })?;
+        };
+        let ids = if text.len() < HOLD_GIL_BELOW { run_held(py, work)? } else { run(py, work)? };
         self.ints.list(py, &ids)
     }
 
     /// `encode_added` of each text, in parallel (`num_threads` 0 = one per core): the raw cut
     /// and the normalizer on the calling thread, the rest on the batch's threads.
-    #[pyo3(signature = (texts, raw, norm, normalize = None, num_threads = 0))]
+    #[pyo3(signature = (texts, raw, norm, normalize = None, ascii_invariant = false, num_threads = 0))]
+    #[allow(clippy::too_many_arguments)]
     fn encode_added_batch<'py>(
         &self,
         py: Python<'py>,
@@ -131,9 +137,13 @@ impl PairBPE {
         raw: Option<PyRef<'py, LiteralMatcher>>,
         norm: Option<PyRef<'py, LiteralMatcher>>,
         normalize: Option<Bound<'py, PyAny>>,
+        ascii_invariant: bool,
         num_threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
-        let prepared = texts.iter().map(|t| Prepared::new(py, t, raw.as_deref(), normalize.as_ref())).collect::<PyResult<Vec<_>>>()?;
+        let prepared = texts
+            .iter()
+            .map(|t| Prepared::new(py, t, raw.as_deref(), normalize.as_ref(), ascii_invariant))
+            .collect::<PyResult<Vec<_>>>()?;
         let lens: Vec<usize> = prepared.iter().map(|p| p.text.len()).collect();
         let norm = norm.as_deref();
         encode_lists_at(py, &self.ints, &lens, num_threads, |i: usize, out: &mut Vec<u32>| {
@@ -180,12 +190,19 @@ struct Prepared<'a> {
 
 impl<'a> Prepared<'a> {
     /// `text` cut at `raw`'s tokens (none: one part), each part through `normalize` (a Python
-    /// callable) if given.
-    fn new(py: Python<'_>, text: &'a str, raw: Option<&LiteralMatcher>, normalize: Option<&Bound<'_, PyAny>>) -> PyResult<Prepared<'a>> {
+    /// callable) if given, unless it is ASCII and `ascii_invariant`.
+    fn new(
+        py: Python<'_>,
+        text: &'a str,
+        raw: Option<&LiteralMatcher>,
+        normalize: Option<&Bound<'_, PyAny>>,
+        ascii_invariant: bool,
+    ) -> PyResult<Prepared<'a>> {
         let segments = match raw {
             None => vec![(0, text.len(), None)],
             Some(m) => m.segments(text).ok_or_else(|| super::to_py_err(py, crate::Error::Vocab("added tokens: a matcher without its tokens".into())))?,
         };
+        let normalize = normalize.filter(|_| !(ascii_invariant && text.is_ascii()));
         if normalize.is_none() && segments.iter().all(|s| s.2.is_none()) {
             return Ok(Prepared { text: Cow::Borrowed(text), cuts: vec![(text.len(), None)] });
         }
@@ -194,8 +211,10 @@ impl<'a> Prepared<'a> {
         for (s, e, id) in segments {
             match (id, normalize) {
                 (Some(id), _) => cuts.push((joined.len(), Some(id))),
-                (None, Some(f)) => joined.push_str(f.call1((&text[s..e],))?.extract::<&str>()?),
-                (None, None) => joined.push_str(&text[s..e]),
+                (None, Some(f)) if !(ascii_invariant && text[s..e].is_ascii()) => {
+                    joined.push_str(f.call1((&text[s..e],))?.extract::<&str>()?)
+                }
+                (None, _) => joined.push_str(&text[s..e]),
             }
         }
         cuts.push((joined.len(), None));

@@ -94,6 +94,30 @@ def test_added_tokens_cut_in_rust(texts):
         python = [i for part, tid, _ in ours._segments(text, True)
                   for i in (ours._fast.encode(part) if tid is None else [tid])]
         assert python == ids, repr(text[:40])
+    # a normalizer that changes ASCII text runs on every part
+    hf.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+    hf.add_tokens([tokenizers.AddedToken("ÉCOLE", normalized=True)])
+    ours = same(hf, texts)
+    assert ours.added_tokens.rust_matchers is not None and not ours.normalizer.ascii_invariant
+
+
+def test_ascii_invariant_normalizers_leave_ascii_as_it_is():
+    """The pipelines skip the normalizer on ASCII parts when it says ``ascii_invariant``
+    (``PairBPE.encode_added``): the claim holds for every ASCII character, and a ``Sequence``
+    makes it only when all its normalizers do."""
+    from bpekit.pipeline import normalizers as n
+
+    ascii_text = "".join(map(chr, range(128))) * 2
+    claims = {name: cls for name, cls in vars(n).items()
+              if isinstance(cls, type) and issubclass(cls, n.Normalizer) and cls.ascii_invariant is True}
+    assert set(claims) >= {"NFC", "NFD", "NFKC", "NFKD"}
+    for name, cls in claims.items():
+        if name.startswith("_"):
+            continue
+        assert cls().normalize(ascii_text) == ascii_text, name
+    assert n.Sequence([n.NFC(), n.NFKD()]).ascii_invariant
+    assert not n.Sequence([n.NFC(), n.Lowercase()]).ascii_invariant
+    assert not n.Lowercase().ascii_invariant
 
 
 def test_split_regex_ignore_merges_nfc(texts):

@@ -22,12 +22,16 @@ WHITESPACE = frozenset(
 
 
 class Normalizer(Stage):
+    # whether every ASCII text is its own normal form (the Rust pipelines then skip the call)
+    ascii_invariant = False
+
     def normalize(self, text: str) -> str:
         return text
 
 
 class _Unicode(Normalizer):
     form = "NFC"
+    ascii_invariant = True  # no ASCII character has a (compatibility) decomposition
 
     def normalize(self, text: str) -> str:
         return unicodedata.normalize(self.form, text)  # type: ignore[arg-type]
@@ -133,6 +137,10 @@ class Prepend(Normalizer):
 class Sequence(Normalizer):
     def __init__(self, normalizers: list[Normalizer]) -> None:
         self.normalizers = list(normalizers)
+
+    @property  # type: ignore[override]
+    def ascii_invariant(self) -> bool:  # type: ignore[override]
+        return all(n.ascii_invariant for n in self.normalizers)
 
     def normalize(self, text: str) -> str:
         for n in self.normalizers:
