@@ -103,6 +103,7 @@ impl PairBPE {
     /// (`bpekit.pipeline.added_tokens.AddedVocabulary.split`, then `encode` of each model
     /// segment, in one call). The matchers must carry their tokens and have no `single_word`
     /// token (Python keeps those).
+    ///
     /// `ascii_invariant`: the normalizer leaves ASCII text as it is (the Unicode forms), so an
     /// ASCII part is not handed to it.
     #[pyo3(signature = (text, raw, norm, normalize = None, ascii_invariant = false))]
