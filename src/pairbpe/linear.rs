@@ -91,32 +91,33 @@ impl Ranked {
                 }
             }
         };
-        for k in (0..merges.len()).rev() {
-            queue(k, &spelled, &mut waiting, &mut next_waiting, &mut ready);
-        }
         let mut fires = vec![false; merges.len()];
-        while let Some(k) = ready.pop() {
-            let k = k as usize;
-            fires[k] = true;
-            let (a, b, m) = merges[k];
-            let (sa, sb) = (spelled[a as usize], spelled[b as usize]);
-            let len = sa.1 as u64 + sb.1 as u64;
-            if len > MAX_TOKEN || bytes.len() as u64 + len > MAX_TOTAL {
-                return None;
-            }
-            if spelled[m as usize] != UNSPELLED {
-                continue; // another merge spelled it; checked below
-            }
-            let at = bytes.len() as u32;
-            for (s, l) in [sa, sb] {
-                bytes.extend_from_within(s as usize..(s + l) as usize);
-            }
-            spelled[m as usize] = (at, len as u32);
-            let mut w = std::mem::replace(&mut waiting[m as usize], NONE);
-            while w != NONE {
-                let next = next_waiting[w as usize];
-                queue(w as usize, &spelled, &mut waiting, &mut next_waiting, &mut ready);
-                w = next;
+        // in list order, each merge fired as soon as it can (at once, in a list in order)
+        for next in 0..merges.len() {
+            queue(next, &spelled, &mut waiting, &mut next_waiting, &mut ready);
+            while let Some(k) = ready.pop() {
+                let k = k as usize;
+                fires[k] = true;
+                let (a, b, m) = merges[k];
+                let (sa, sb) = (spelled[a as usize], spelled[b as usize]);
+                let len = sa.1 as u64 + sb.1 as u64;
+                if len > MAX_TOKEN || bytes.len() as u64 + len > MAX_TOTAL {
+                    return None;
+                }
+                if spelled[m as usize] != UNSPELLED {
+                    continue; // another merge spelled it; checked below
+                }
+                let at = bytes.len() as u32;
+                for (s, l) in [sa, sb] {
+                    bytes.extend_from_within(s as usize..(s + l) as usize);
+                }
+                spelled[m as usize] = (at, len as u32);
+                let mut w = std::mem::replace(&mut waiting[m as usize], NONE);
+                while w != NONE {
+                    let after = next_waiting[w as usize];
+                    queue(w as usize, &spelled, &mut waiting, &mut next_waiting, &mut ready);
+                    w = after;
+                }
             }
         }
         let span = |id: u32| {
@@ -232,9 +233,12 @@ impl Linear {
 /// The merge list of a `(left, right) -> (index, merged)` table, `(left, right, merged)` in
 /// list order.
 fn merge_list(pairs: &FxHashMap<u64, (u32, u32)>) -> Vec<(u32, u32, u32)> {
-    let mut list: Vec<(u32, u32, u32, u32)> = pairs.iter().map(|(&k, &(index, m))| (index, (k >> 32) as u32, k as u32, m)).collect();
-    list.sort_unstable();
-    list.into_iter().map(|(_, a, b, m)| (a, b, m)).collect()
+    // the indices are 0..len, one per pair (`PairBpe::new`): each merge goes to its place
+    let mut list = vec![(0, 0, 0); pairs.len()];
+    for (&k, &(index, m)) in pairs {
+        list[index as usize] = ((k >> 32) as u32, k as u32, m);
+    }
+    list
 }
 
 #[cfg(test)]
