@@ -91,6 +91,56 @@ def test_shared_encoding_under_thread_stress() -> None:
     print(f"thread stress: {sum(counts)} calls in {SECONDS} s from {THREADS} threads")
 
 
+def test_shared_pipeline_tokenizer_under_thread_stress() -> None:
+    """One GPT-NeoX ``tokenizer.json`` pipeline shared by 8 threads from its first call: single
+    encodes and batches of text with long pieces (random letters of several scripts, digits) and
+    runs of its added space tokens, so that the linear merge's tables (over a piece's bytes, then
+    the full ones past 256 kB) are built while other threads encode. Every result is compared
+    with a second tokenizer's single-threaded run."""
+    import random
+
+    path = Path(DATA) / "hf" / "gpt-neox-20b.tokenizer.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    rng = random.Random(5)
+    letters = "abcdefghijklmnopqrstuvwxyzàéîõüßαβγδεζηθжзийклмн"
+    texts = [benign(4000), " " * 3000 + "x", "".join(rng.choice("0123456789") for _ in range(30_000))]
+    # a leading space: the piece's bytes cover most of the vocabulary, so the full tables
+    texts += [" " + "".join(rng.choice(letters) for _ in range(60_000)) for _ in range(5)]
+    texts += ["".join(rng.choice(letters[:26]) for _ in range(20_000)), "a <|endoftext|> b"]
+    want = [bpekit.Tokenizer.from_file(path).encode(t) for t in texts]
+    tok = bpekit.Tokenizer.from_file(path)
+    failures: list[str] = []
+    counts = [0] * THREADS
+    stop = time.monotonic() + SECONDS
+
+    def worker(k: int) -> None:
+        i = k
+        try:
+            while time.monotonic() < stop or counts[k] < 3:
+                j = i % len(texts)
+                if i % 4 == 3:
+                    ok = tok.encode_batch(texts, num_threads=2) == want
+                else:
+                    ok = tok.encode(texts[j]) == want[j]
+                if not ok:
+                    failures.append(f"thread {k} call {i} text {j}")
+                counts[k] += 1
+                i += 5
+        except Exception as e:  # noqa: BLE001 (reported below, with the thread)
+            failures.append(f"thread {k}: {e!r}")
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures[:5]
+    full, partial = tok._fast.linear_tables()
+    assert full is True and partial >= 1, (full, partial)
+    print(f"pipeline thread stress: {sum(counts)} calls in {SECONDS} s from {THREADS} threads")
+
+
 def _encode_in_child(payload: bytes, texts: list[str]) -> list[list[int]]:
     enc = pickle.loads(payload)
     return [enc.encode_ordinary(t) for t in texts]
