@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from bpekit import _core
 from bpekit.atomicfile import atomic_write
-from bpekit.encoding import Encoding, _check_text, _fix_surrogates
+from bpekit.encoding import Encoding, _check_text, _fix_surrogates, _valid_text
 from bpekit.errors import (
     FormatError,
     InputTypeError,
@@ -340,8 +340,12 @@ class Tokenizer:
         self._refresh()
         if self.encoding is None and (matchers := self._added_fast) is not None:
             # added tokens cut in Rust: Python only normalizes (one call per text part)
-            fixed = [_fix_surrogates(t) if _has_surrogates(t) else t for t in map(_check_text, texts)]
-            out = self._fast.encode_added_batch(fixed, *matchers, *self._normalize, num_threads)
+            checked = [_check_text(t) for t in texts]
+            try:
+                out = self._fast.encode_added_batch(checked, *matchers, *self._normalize, num_threads)
+            except UnicodeEncodeError:  # lone surrogates (not UTF-8): fixed as tiktoken does
+                fixed = [_fix_surrogates(t) if _has_surrogates(t) else t for t in checked]
+                out = self._fast.encode_added_batch(fixed, *matchers, *self._normalize, num_threads)
             if add_special_tokens and self.post_processor is not None:
                 out = [self.post_processor.process(ids) for ids in out]
             return out  # type: ignore[no-any-return]
@@ -364,13 +368,19 @@ class Tokenizer:
     def _encode_pipeline(self, text: str, match_added: bool) -> list[int]:
         self._refresh()
         if self._fast is not None:  # one text: each model segment in one Rust call, no batch plan
+            # (a text with lone surrogates is not UTF-8: the Rust call refuses it and it is fixed
+            # as tiktoken does, rather than every text being checked first)
             if self.normalizer is None and not self.added_tokens.strings:  # one segment: the text
-                return self._fast.encode(_fix_surrogates(text) if _has_surrogates(text) else text)  # type: ignore[no-any-return]
+                return _valid_text(self._fast.encode, text)  # type: ignore[no-any-return]
             if match_added and (matchers := self._added_fast) is not None:
                 # added tokens cut in Rust: a text made of them (a megabyte of the space runs
                 # GPT-NeoX adds) costs no Python per token
-                text = _fix_surrogates(text) if _has_surrogates(text) else text
-                return self._fast.encode_added(text, *matchers, *self._normalize)  # type: ignore[no-any-return]
+                raw, norm = matchers
+                normalize, ascii_invariant = self._normalize
+                try:
+                    return self._fast.encode_added(text, raw, norm, normalize, ascii_invariant)  # type: ignore[no-any-return]
+                except UnicodeEncodeError:
+                    return self._fast.encode_added(_fix_surrogates(text), raw, norm, normalize, ascii_invariant)  # type: ignore[no-any-return]
             ids: list[int] = []
             for part, tid, _ in self._segments(text, match_added):
                 if tid is None:

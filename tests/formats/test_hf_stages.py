@@ -94,6 +94,11 @@ def test_added_tokens_cut_in_rust(texts):
         python = [i for part, tid, _ in ours._segments(text, True)
                   for i in (ours._fast.encode(part) if tid is None else [tid])]
         assert python == ids, repr(text[:40])
+    # lone surrogates (not UTF-8) are fixed as tiktoken does, in single calls and batches
+    bad = ["a\ud800 <mask>\udfff b", "\ud83d\ude00\ud800  x"]
+    fixed = ["a\ufffd <mask>\ufffd b", "\U0001f600\ufffd  x"]
+    assert [ours.encode(t) for t in bad] == [hf.encode(t, add_special_tokens=False).ids for t in fixed]
+    assert ours.encode_batch(bad + fixed) == [ours.encode(t) for t in fixed + fixed]
     # a normalizer that changes ASCII text runs on every part
     hf.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
     hf.add_tokens([tokenizers.AddedToken("ÉCOLE", normalized=True)])
