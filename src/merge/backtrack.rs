@@ -22,11 +22,12 @@
 //! a token produced inside a longer piece always encodes to itself alone. If such a token *does*
 //! encode to itself with the reference merge, its merges are not in rank order (a part ranked
 //! after it: 81 of Llama 3's tokens, "maktan" from "makt" + "an") and the theory above does not
-//! apply to it: the tables are built again without every token that contains such a token, and
-//! `encode_into` refuses the pieces that contain one (the caller keeps the heap merge for them;
-//! see [`Backtrack::avoids`]). [`Backtrack::new`] returns `None` without a one-byte token for
-//! every byte the tables must cover, with duplicate ranks, or past 4,096 such tokens. Inside,
-//! ids are local (0.. in rank order, see [`build`]); `encode_into` returns ranks.
+//! apply to it: the tables avoid it, `encode_into` refusing the pieces that contain one (the
+//! caller keeps the heap merge for them; see [`Backtrack::avoids`] and `build::from_tokens`,
+//! which says why nothing else changes). [`Backtrack::new`] returns `None` without a one-byte
+//! token for every byte the tables must cover, with duplicate ranks, or past 4,096 avoided
+//! tokens. Inside, ids are local (0.. in rank order, see [`build`]); `encode_into` returns
+//! ranks.
 //!
 //! Performance notes. Measured on a shared 2-core x86 VM under load, so wall times drift by 2x
 //! within minutes: times are the minimum of 5 runs in CPU time, ratios come from interleaved runs
@@ -103,12 +104,12 @@ pub struct Backtrack {
     pub excluded: usize,
     /// Where pieces can be cut (see [`parts`]).
     cuts: Cuts,
-    /// Tokens that BPE builds out of rank order (see [`Backtrack::build`]): the tables leave
-    /// out every token containing one, and refuse the pieces that contain one.
+    /// Tokens built out of rank order (and, for a merge list, split otherwise than the list
+    /// does): the tables refuse the pieces that contain one (see `build::from_tokens`).
     avoid: Option<AhoCorasick>,
 }
 
-/// At most this many tokens built out of rank order are avoided (Llama 3's 128k tokens have 81);
+/// At most this many tokens are avoided (Llama 3's 128k tokens have 81 built out of rank order);
 /// with more, the tables are not built.
 const MAX_AVOID: usize = 4096;
 
@@ -181,62 +182,33 @@ impl Backtrack {
             .map(|(b, &r)| (r, b.as_slice()))
             .collect();
         tokens.sort_unstable_by_key(|t| t.0);
-        Backtrack::build(&tokens, set, None)
+        build::from_tokens(&tokens, set, None)
     }
 
     /// Builds the tables from `tokens` (rank, bytes) in increasing rank order: all the tokens of
     /// the vocabulary made only of bytes in `set` (as [`Backtrack::for_bytes`] selects them);
     /// `None` as for [`Backtrack::new`].
     pub fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet) -> Option<Backtrack> {
-        Backtrack::build(tokens, set, None)
-    }
-
-    /// [`build::from_tokens`], and when BPE builds some tokens out of rank order (a part ranked
-    /// after the token: Llama 3's "maktan" from "makt" + "an"), again without every token that
-    /// contains one of them; the tables then refuse pieces that contain one. On such a piece BPE
-    /// never produces a removed token, and every token it does produce is ranked and split as
-    /// before, so the tables give its tokens. One retry: the tokens kept were split before and
-    /// their parts are kept too.
-    fn build(tokens: &[(Rank, &[u8])], set: &ByteSet, listed: Option<&dyn Fn(u32, u32, u32) -> bool>) -> Option<Backtrack> {
-        let irregular = match build::from_tokens(tokens, set, listed) {
-            Ok(tables) => return Some(tables),
-            Err(irregular) => irregular,
-        };
-        if irregular.is_empty() || irregular.len() > MAX_AVOID {
-            return None;
-        }
-        let avoid = AhoCorasick::new(irregular.iter().map(|&t| tokens[t as usize].1)).ok()?;
-        let kept: Vec<u32> = (0..tokens.len() as u32).filter(|&t| !avoid.is_match(tokens[t as usize].1)).collect();
-        let sub: Vec<(Rank, &[u8])> = kept.iter().map(|&t| tokens[t as usize]).collect();
-        let mut tables = match listed {
-            Some(listed) => {
-                let listed = |t: u32, l: u32, r: u32| listed(kept[t as usize], kept[l as usize], kept[r as usize]);
-                build::from_tokens(&sub, set, Some(&listed))
-            }
-            None => build::from_tokens(&sub, set, None),
-        }
-        .ok()?;
-        tables.avoid = Some(avoid);
-        Some(tables)
+        build::from_tokens(tokens, set, None)
     }
 
     /// Builds the tables for a merge list's tokens (Hugging Face's rule: a listed pair merges,
     /// the earliest listed first, leftmost on ties), computed by tiktoken's rule over the same
-    /// tokens ranked in merge order, or `None` if the two rules may differ.
+    /// tokens ranked in merge order; the tables avoid the tokens where the two rules may differ.
     ///
     /// `tokens` (output id, bytes) are all those over `set`, in merge-priority order (one-byte
     /// tokens first). `listed(t, left, right)` (indices of `tokens`) says whether `left + right`
     /// is a listed merge building `t` whose index comes before the first merge building any later
-    /// token.
-    /// The build asks it of the split tiktoken's rule makes last for each token BPE can produce
-    /// from its own bytes (the split BPE of `t`'s bytes reaches just before `t`), and fails if
-    /// one is refused. When all are accepted, the rules agree: in any state the tiktoken rule
-    /// reaches, an adjacent pair whose bytes are a token is that token's last split (the merges
-    /// inside its span are those of BPE of its bytes alone), so the tiktoken rule's choice is a
-    /// listed merge, and any other listed merge present builds a later token, hence comes later
-    /// in the list, or is the same pair further right.
+    /// token. The build asks it of the split tiktoken's rule makes last for each token BPE can
+    /// produce from its own bytes (the split BPE of `t`'s bytes reaches just before `t`), and
+    /// avoids the tokens refused. On a piece with none of them, the rules agree: in any state
+    /// the tiktoken rule reaches, an adjacent pair whose bytes are a token is that token's last
+    /// split (the merges inside its span are those of BPE of its bytes alone), and that token is
+    /// a substring of the piece, so not avoided; the tiktoken rule's choice is then a listed
+    /// merge, and any other listed merge present builds a later token, hence comes later in the
+    /// list, or is the same pair further right.
     pub fn from_merge_list(tokens: &[(u32, &[u8])], set: &ByteSet, listed: &dyn Fn(u32, u32, u32) -> bool) -> Option<Backtrack> {
-        Backtrack::build(tokens, set, Some(listed))
+        build::from_tokens(tokens, set, Some(listed))
     }
 
     /// Whether `piece` contains a token that BPE builds out of rank order, so that the tables

@@ -450,21 +450,22 @@ mod tests {
     }
 
     /// A list whose rule differs from tiktoken's over its tokens ("abc": the list merges
-    /// `a + b` first and has no `ab + c`, tiktoken's rule would merge `ab + c` into `abc`): its
-    /// tables are refused, long pieces keep the pair merge, and the refusal over the piece's
-    /// bytes settles the full tables as absent without building them.
+    /// `a + b` first and has no `ab + c`, tiktoken's rule would merge `ab + c` into `abc`): the
+    /// tables avoid "abc", pieces holding it keep the pair merge, and the others take the tables.
     #[test]
-    fn a_list_that_differs_from_tiktoken_keeps_the_pair_merge() {
+    fn a_list_that_differs_from_tiktoken_keeps_the_pair_merge_where_it_differs() {
         let m = model(identity_bytes(), &[(97, 98, 300), (98, 99, 301), (97, 301, 302)]);
         assert_eq!(m.merge(b"abc"), vec![300, 99]);
         assert_eq!(m.encode_piece_linear(b"abc"), None);
-        let piece = b"abc".repeat(10_000);
-        for _ in 0..2 {
-            let mut got = Vec::new();
-            m.encode_piece(&piece, &mut got).unwrap();
-            assert_eq!(got, [300, 99].repeat(10_000));
+        assert_eq!(m.encode_piece_linear(b"abbcab").as_deref(), Some(&m.merge(b"abbcab")[..]));
+        for piece in [b"abc".repeat(10_000), b"abbc".repeat(10_000)] {
+            for _ in 0..2 {
+                let mut got = Vec::new();
+                m.encode_piece(&piece, &mut got).unwrap();
+                assert_eq!(got, m.merge_with(piece.iter().map(|&b| b as u32).collect(), &mut std::collections::BinaryHeap::new()));
+            }
         }
-        assert_eq!(m.linear_tables(), (Some(false), 0));
+        assert_eq!(m.linear_tables(), (None, 1));
     }
 
     /// Long pieces switch to the linear merge once enough of them have been merged, and the ids

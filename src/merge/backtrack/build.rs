@@ -8,7 +8,8 @@
 //! sub-vocabulary's own trie, so the build touches nothing outside the kept tokens.
 
 use super::tables::{Chain, Narrow, Split, Wide, NO_SPLIT};
-use super::{valid_pair, Backtrack, ByteSet, Tokens};
+use super::{valid_pair, Backtrack, ByteSet, Tokens, MAX_AVOID};
+use aho_corasick::AhoCorasick;
 use crate::merge::heap;
 use super::merges::Merges;
 use super::parts::Cuts;
@@ -25,34 +26,39 @@ impl RankLookup for LocalRanks<'_> {
     }
 }
 
-/// The tables for `tokens` (rank, bytes), in increasing rank order, for pieces over `set`.
-/// `Err(tokens)` (local ids) when BPE produces those tokens from their own bytes with no split
-/// into earlier tokens (merges out of rank order there, see the module notes of [`Backtrack`]);
-/// `Err` of none if ranks repeat, a token is empty, a byte of `set` has no one-byte token, or
-/// `listed` refuses a split.
+/// The tables for `tokens` (rank, bytes), in increasing rank order, for pieces over `set`;
+/// `None` if ranks repeat, a token is empty, a byte of `set` has no one-byte token, or more
+/// than [`MAX_AVOID`] tokens are avoided.
+///
+/// Avoided (the tables refuse every piece that contains one, see [`Backtrack::avoids`]): the
+/// tokens BPE produces from their own bytes with no split into earlier tokens (merges out of rank
+/// order there, see the module notes of [`Backtrack`]), and with `listed` those whose split it
+/// refuses. Nothing else needs to change: on a piece that holds none of them, every token that
+/// can occur is a substring of the piece, and its split, and every validity test of its pairs,
+/// only involve substrings of it; a token that contains an avoided one never matches.
 ///
 /// With `listed` (for a merge list, see [`Backtrack::from_merge_list`]), `tokens` are in
-/// merge-priority order with their output ids (in any order), and the build fails unless
-/// `listed(t, left, right)` accepts every split it finds (local ids).
-pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet, listed: Option<&dyn Fn(u32, u32, u32) -> bool>) -> Result<Backtrack, Vec<u32>> {
+/// merge-priority order with their output ids (in any order), and `listed(t, left, right)`
+/// (local ids) says whether a split the build finds is the list's.
+pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet, listed: Option<&dyn Fn(u32, u32, u32) -> bool>) -> Option<Backtrack> {
     let k = tokens.len();
     if k >= 1 << 31 || (listed.is_none() && tokens.windows(2).any(|w| w[0].0 >= w[1].0)) {
-        return Err(Vec::new());
+        return None;
     }
     let mut all = Vec::with_capacity(tokens.iter().map(|t| t.1.len()).sum());
     let mut start = Vec::with_capacity(k + 1);
     start.push(0u32);
     for &(_, b) in tokens {
         if b.is_empty() {
-            return Err(Vec::new());
+            return None;
         }
         all.extend_from_slice(b);
-        start.push(u32::try_from(all.len()).map_err(|_| Vec::new())?);
+        start.push(u32::try_from(all.len()).ok()?);
     }
     let bytes = |t: u32| &all[start[t as usize] as usize..start[t as usize + 1] as usize];
     let mut trie = Trie::new(&all, &start);
     if (0..=255u8).any(|b| set.has(b) && trie.exact(&[b]) == NONE) {
-        return Err(Vec::new());
+        return None;
     }
     // During the build `next_prefix` links every token, producible or not.
     let chain: Vec<Chain> = (0..k as u32)
@@ -69,6 +75,7 @@ pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet, listed: Optio
         merges: Merges::new(k, low),
     };
     let mut unsplit = Vec::new();
+    let mut avoided = Vec::new();
     for t in 0..k as u32 {
         let b = bytes(t);
         if b.len() == 1 {
@@ -94,26 +101,29 @@ pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet, listed: Optio
             continue;
         };
         if listed.is_some_and(|accepts| !accepts(t, left, right)) {
-            return Err(Vec::new());
+            avoided.push(t);
         }
         wide.splits[t as usize] = Split { left, right };
         wide.merges.insert(left, right, t);
     }
     // A token with no split must not be producible; if the reference merge produces it, the
-    // vocabulary's merges are not in rank order there: the build fails with those tokens.
-    // (All checks before the first removal: the reference merge looks tokens up in the trie.)
+    // vocabulary's merges are not in rank order there: it is avoided. (All checks before the
+    // first removal: the reference merge looks tokens up in the trie.)
     let mut scratch = Vec::new();
-    let mut irregular = Vec::new();
     for &t in &unsplit {
         scratch.clear();
-        heap::encode_into(&LocalRanks(&trie), usize::MAX, bytes(t), &mut scratch).map_err(|_| Vec::new())?;
+        heap::encode_into(&LocalRanks(&trie), usize::MAX, bytes(t), &mut scratch).ok()?;
         if scratch == [t] {
-            irregular.push(t);
+            avoided.push(t);
         }
     }
-    if !irregular.is_empty() {
-        return Err(irregular);
+    if avoided.len() > MAX_AVOID {
+        return None;
     }
+    let avoid = match avoided.is_empty() {
+        true => None,
+        false => Some(AhoCorasick::new(avoided.iter().map(|&t| bytes(t))).ok()?),
+    };
     for &t in &unsplit {
         trie.remove(t);
     }
@@ -127,12 +137,12 @@ pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet, listed: Optio
         None => Tokens::Wide(wide),
     };
     let cuts = Cuts::new((0..k as u32).map(bytes));
-    Ok(Backtrack {
+    Some(Backtrack {
         cuts,
         trie,
         tokens: tables,
         global: if identity { Vec::new() } else { tokens.iter().map(|t| t.0).collect() },
         excluded: unsplit.len(),
-        avoid: None,
+        avoid,
     })
 }
