@@ -126,7 +126,7 @@ def test_linear_merge_equals_the_pair_merge_on_real_files(name):
     gives the pair merge's ids (itself checked against ``tokenizers`` above) on every real
     byte-level merge list. Every piece is accepted, except by Llama 3's list those that hold one
     of the 81 tokens it builds from a part of later rank ("maktan" from "makt" + "an"): the
-    tables leave those tokens out and refuse such pieces (the pair merge takes them)."""
+    tables avoid those tokens, refusing such pieces (the pair merge takes them)."""
     path = DATA / "hf" / "gpt-neox-20b.tokenizer.json" if name == "neox" else DATA / "gguf" / f"ggml-vocab-{name}.gguf"
     if not path.is_file():
         pytest.skip(f"{path} not found (set BPEKIT_TEST_DATA)")
