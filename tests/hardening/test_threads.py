@@ -14,6 +14,7 @@ import os
 import pickle
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,13 +35,10 @@ def _texts() -> list[str]:
     return texts
 
 
-def test_shared_encoding_under_thread_stress() -> None:
-    enc = bpekit.get_encoding("o200k_base")
-    budget = enc.pretoken_cache_bytes
-    texts = _texts()
-    want = [enc.encode(t, disallowed_special=()) for t in texts]
-    want_special = [enc.encode(t, allowed_special="all") for t in texts]
-    want_bytes = [enc.decode_bytes(w) for w in want]
+def _stress(call: Callable[[int], tuple[bool, str]], step: int, also: Callable[[float], None] | None = None) -> int:
+    """Runs ``call(i)`` from ``THREADS`` threads for ``SECONDS`` (each at least 3 times; thread
+    ``k`` takes ``i = k, k + step, ...``), and ``also(stop)`` on one more thread; fails on any
+    call that returns ``(False, what)`` or raises. Returns the number of calls."""
     failures: list[str] = []
     counts = [0] * THREADS
     stop = time.monotonic() + SECONDS
@@ -48,30 +46,53 @@ def test_shared_encoding_under_thread_stress() -> None:
     def worker(k: int) -> None:
         i = k
         try:
-            while time.monotonic() < stop:
-                j = i % len(texts)
-                t = texts[j]
-                op = i % 6
-                if op == 0:
-                    ok = enc.encode(t, disallowed_special=()) == want[j]
-                elif op == 1:
-                    ok = enc.encode(t, allowed_special="all") == want_special[j]
-                elif op == 2:
-                    ok = enc.count(t, disallowed_special=()) == len(want[j])
-                elif op == 3:
-                    ok = enc.encode_to_numpy(t, disallowed_special=()).tolist() == want[j]
-                elif op == 4:
-                    ok = enc.encode_batch(texts, num_threads=2, disallowed_special=()) == want
-                else:
-                    ok = enc.decode_bytes(want[j]) == want_bytes[j]
+            while time.monotonic() < stop or counts[k] < 3:
+                ok, what = call(i)
                 if not ok:
-                    failures.append(f"thread {k} op {op} text {j}")
+                    failures.append(f"thread {k} {what}")
                 counts[k] += 1
-                i += 7
+                i += step
         except Exception as e:  # noqa: BLE001 (reported below, with the thread)
             failures.append(f"thread {k}: {e!r}")
 
-    def resizer() -> None:
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(THREADS)]
+    if also is not None:
+        threads.append(threading.Thread(target=also, args=(stop,)))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures[:5]
+    return sum(counts)
+
+
+def test_shared_encoding_under_thread_stress() -> None:
+    enc = bpekit.get_encoding("o200k_base")
+    budget = enc.pretoken_cache_bytes
+    texts = _texts()
+    want = [enc.encode(t, disallowed_special=()) for t in texts]
+    want_special = [enc.encode(t, allowed_special="all") for t in texts]
+    want_bytes = [enc.decode_bytes(w) for w in want]
+
+    def call(i: int) -> tuple[bool, str]:
+        j = i % len(texts)
+        t = texts[j]
+        op = i % 6
+        if op == 0:
+            ok = enc.encode(t, disallowed_special=()) == want[j]
+        elif op == 1:
+            ok = enc.encode(t, allowed_special="all") == want_special[j]
+        elif op == 2:
+            ok = enc.count(t, disallowed_special=()) == len(want[j])
+        elif op == 3:
+            ok = enc.encode_to_numpy(t, disallowed_special=()).tolist() == want[j]
+        elif op == 4:
+            ok = enc.encode_batch(texts, num_threads=2, disallowed_special=()) == want
+        else:
+            ok = enc.decode_bytes(want[j]) == want_bytes[j]
+        return ok, f"op {op} text {j}"
+
+    def resizer(stop: float) -> None:
         sizes = [0, 1 << 10, 4 << 20, 64 << 10]
         n = 0
         while time.monotonic() < stop:
@@ -79,16 +100,10 @@ def test_shared_encoding_under_thread_stress() -> None:
             n += 1
             time.sleep(0.001)
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(THREADS)]
-    threads.append(threading.Thread(target=resizer))
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    calls = _stress(call, 7, resizer)
     enc.pretoken_cache_bytes = budget
-    assert not failures, failures[:5]
-    assert sum(counts) >= THREADS, f"only {sum(counts)} calls ran"
-    print(f"thread stress: {sum(counts)} calls in {SECONDS} s from {THREADS} threads")
+    assert calls >= THREADS, f"only {calls} calls ran"
+    print(f"thread stress: {calls} calls in {SECONDS} s from {THREADS} threads")
 
 
 def test_shared_pipeline_tokenizer_under_thread_stress() -> None:
@@ -110,35 +125,17 @@ def test_shared_pipeline_tokenizer_under_thread_stress() -> None:
     texts += ["".join(rng.choice(letters[:26]) for _ in range(20_000)), "a <|endoftext|> b"]
     want = [bpekit.Tokenizer.from_file(path).encode(t) for t in texts]
     tok = bpekit.Tokenizer.from_file(path)
-    failures: list[str] = []
-    counts = [0] * THREADS
-    stop = time.monotonic() + SECONDS
 
-    def worker(k: int) -> None:
-        i = k
-        try:
-            while time.monotonic() < stop or counts[k] < 3:
-                j = i % len(texts)
-                if i % 4 == 3:
-                    ok = tok.encode_batch(texts, num_threads=2) == want
-                else:
-                    ok = tok.encode(texts[j]) == want[j]
-                if not ok:
-                    failures.append(f"thread {k} call {i} text {j}")
-                counts[k] += 1
-                i += 5
-        except Exception as e:  # noqa: BLE001 (reported below, with the thread)
-            failures.append(f"thread {k}: {e!r}")
+    def call(i: int) -> tuple[bool, str]:
+        j = i % len(texts)
+        if i % 4 == 3:
+            return tok.encode_batch(texts, num_threads=2) == want, "batch"
+        return tok.encode(texts[j]) == want[j], f"text {j}"
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(THREADS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not failures, failures[:5]
+    calls = _stress(call, 5)
     full, partial = tok._fast.linear_tables()
     assert full is True and partial >= 1, (full, partial)
-    print(f"pipeline thread stress: {sum(counts)} calls in {SECONDS} s from {THREADS} threads")
+    print(f"pipeline thread stress: {calls} calls in {SECONDS} s from {THREADS} threads")
 
 
 def _encode_in_child(payload: bytes, texts: list[str]) -> list[list[int]]:
