@@ -92,7 +92,7 @@ impl CoreBpe {
 
     /// The linear merge's tables if `piece` should use them (see [`LazyTables::for_piece`]).
     fn linear_for(&self, piece: &[u8]) -> Option<Arc<Backtrack>> {
-        self.linear.for_piece(piece, |set, partial| {
+        self.linear.for_piece(piece, None, |set, partial| {
             let tokens = self.tokens_over(set);
             if partial && !worth_partial(tokens.len(), self.vocab.n_ordinary()) {
                 return Built::NotWorth;

@@ -339,13 +339,9 @@ class Tokenizer:
             )
         self._refresh()
         if self.encoding is None and (matchers := self._added_fast) is not None:
-            # added tokens cut in Rust: Python only normalizes (one call per text part)
+            # added tokens cut in Rust (lone surrogates fixed there): Python only normalizes
             checked = [_check_text(t) for t in texts]
-            try:
-                out = self._fast.encode_added_batch(checked, *matchers, *self._normalize, num_threads)
-            except UnicodeEncodeError:  # lone surrogates (not UTF-8): fixed as tiktoken does
-                fixed = [_fix_surrogates(t) if _has_surrogates(t) else t for t in checked]
-                out = self._fast.encode_added_batch(fixed, *matchers, *self._normalize, num_threads)
+            out = self._fast.encode_added_batch(checked, *matchers, *self._normalize, num_threads)
             if add_special_tokens and self.post_processor is not None:
                 out = [self.post_processor.process(ids) for ids in out]
             return out  # type: ignore[no-any-return]
@@ -373,14 +369,9 @@ class Tokenizer:
             if self.normalizer is None and not self.added_tokens.strings:  # one segment: the text
                 return _valid_text(self._fast.encode, text)  # type: ignore[no-any-return]
             if match_added and (matchers := self._added_fast) is not None:
-                # added tokens cut in Rust: a text made of them (a megabyte of the space runs
-                # GPT-NeoX adds) costs no Python per token
-                raw, norm = matchers
-                normalize, ascii_invariant = self._normalize
-                try:
-                    return self._fast.encode_added(text, raw, norm, normalize, ascii_invariant)  # type: ignore[no-any-return]
-                except UnicodeEncodeError:
-                    return self._fast.encode_added(_fix_surrogates(text), raw, norm, normalize, ascii_invariant)  # type: ignore[no-any-return]
+                # added tokens cut in Rust (lone surrogates fixed there): a text made of them (a
+                # megabyte of the space runs GPT-NeoX adds) costs no Python per token
+                return self._fast.encode_added(text, *matchers, *self._normalize)  # type: ignore[no-any-return]
             ids: list[int] = []
             for part, tid, _ in self._segments(text, match_added):
                 if tid is None:

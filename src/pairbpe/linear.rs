@@ -201,10 +201,11 @@ impl Linear {
         let Some(ranked) = self.ranked(byte_ids, pairs) else {
             return false;
         };
-        if !ranked.present.covers(piece) {
+        let set = ByteSet::of(piece);
+        if !ranked.present.contains(&set) {
             return false;
         }
-        match self.tables.for_piece(piece, |set, partial| ranked.tables(pairs, set, partial)) {
+        match self.tables.for_piece(piece, Some(set), |set, partial| ranked.tables(pairs, set, partial)) {
             Some(t) => t.encode_into(piece, out),
             None => false,
         }
@@ -215,10 +216,11 @@ impl Linear {
     /// long pieces); `None` where it does not apply.
     pub(super) fn encode_now(&self, byte_ids: &[u32; 256], pairs: &FxHashMap<u64, (u32, u32)>, piece: &[u8]) -> Option<Vec<u32>> {
         let ranked = self.ranked(byte_ids, pairs)?;
-        if piece.is_empty() || !ranked.present.covers(piece) {
+        let set = ByteSet::of(piece);
+        if piece.is_empty() || !ranked.present.contains(&set) {
             return None;
         }
-        let Built::Tables(tables) = ranked.tables(pairs, &ByteSet::of(piece), false) else { return None };
+        let Built::Tables(tables) = ranked.tables(pairs, &set, false) else { return None };
         let mut out = Vec::new();
         tables.encode_into(piece, &mut out).then_some(out)
     }

@@ -69,10 +69,10 @@ impl LiteralMatcher {
 impl LiteralMatcher {
     /// `text` cut at the added tokens as `AddedVocabulary._find` cuts it (for tokens without
     /// `single_word`): each match, widened over the whitespace before it (`lstrip`, not into
-    /// the previous token) and after it (`rstrip`), and the text between. `None` without
+    /// the previous token) and after it (`rstrip`), and the text between. An error without
     /// `tokens`.
-    pub fn segments(&self, text: &str) -> Option<Vec<Segment>> {
-        let tokens = self.tokens.as_ref()?;
+    pub fn segments(&self, text: &str) -> crate::Result<Vec<Segment>> {
+        let tokens = self.tokens.as_ref().ok_or_else(|| crate::Error::Vocab("added tokens: a matcher without its tokens".into()))?;
         let mut out = Vec::new();
         let mut done = 0;
         for m in self.ac.find_iter(text) {
@@ -94,6 +94,6 @@ impl LiteralMatcher {
         if done < text.len() {
             out.push((done, text.len(), None));
         }
-        Some(out)
+        Ok(out)
     }
 }

@@ -8,7 +8,7 @@
 //! `bpekit.encoding` gives.
 
 use super::{run, run_held};
-use super::text::fixed;
+use super::text::utf8;
 use crate::error::Error;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -180,10 +180,7 @@ pub fn text_arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, str>> {
         return Err(python_refusal(py, "_check_text", obj));
     };
     check_limit(py, s.len()?, || Ok(PyTuple::new(py, [s])?.into_any()))?;
-    match s.to_str() {
-        Ok(t) => Ok(Cow::Borrowed(t)),
-        Err(_) => Ok(Cow::Owned(fixed(s)?)),
-    }
+    utf8(s)
 }
 
 /// The strings of a batch argument, checked as `bpekit.encoding._check_batch` checks them (a list
@@ -209,13 +206,7 @@ pub fn batch_items<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PySt
 
 /// The UTF-8 of each batch item (lone surrogates fixed).
 pub fn batch_texts<'a>(items: &'a [Bound<'_, PyString>]) -> PyResult<Vec<Cow<'a, str>>> {
-    items
-        .iter()
-        .map(|s| match s.to_str() {
-            Ok(t) => Ok(Cow::Borrowed(t)),
-            Err(_) => Ok(Cow::Owned(fixed(s)?)),
-        })
-        .collect()
+    items.iter().map(utf8).collect()
 }
 
 /// Runs `f` on a text of `len` bytes: GIL held below [`HOLD_GIL_BELOW`], released above; a

@@ -5,13 +5,14 @@ use super::batch::{encode_lists, encode_lists_at};
 use super::calls::Fail;
 use super::ints::IdInts;
 use super::added::LiteralMatcher;
-use super::calls::HOLD_GIL_BELOW;
+use super::calls::{batch_texts, HOLD_GIL_BELOW};
+use super::text::utf8;
 use super::{run, run_held};
 use crate::pairbpe::{byte_level_bytes, merge_ids, CharSymbols, PairBpe, Split, Symbols};
 use std::borrow::Cow;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use pyo3::prelude::*;
-use pyo3::types::{PyAny, PyList};
+use pyo3::types::{PyAny, PyList, PyString};
 
 /// `[(left id, right id, merged id)]` in rank order for a merge list of token strings (checked:
 /// see `crate::pairbpe::merge_ids`).
@@ -110,13 +111,14 @@ impl PairBPE {
     fn encode_added<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
+        text: Bound<'py, PyString>,
         raw: Option<PyRef<'py, LiteralMatcher>>,
         norm: Option<PyRef<'py, LiteralMatcher>>,
         normalize: Option<Bound<'py, PyAny>>,
         ascii_invariant: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let prepared = Prepared::new(py, text, raw.as_deref(), normalize.as_ref(), ascii_invariant)?;
+        let text = utf8(&text)?; // lone surrogates fixed as tiktoken does
+        let prepared = Prepared::new(py, &text, raw.as_deref(), normalize.as_ref(), ascii_invariant)?;
         let norm = norm.as_deref();
         let work = || {
             let mut out = Vec::new();
@@ -134,13 +136,14 @@ impl PairBPE {
     fn encode_added_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<String>,
+        texts: Vec<Bound<'py, PyString>>,
         raw: Option<PyRef<'py, LiteralMatcher>>,
         norm: Option<PyRef<'py, LiteralMatcher>>,
         normalize: Option<Bound<'py, PyAny>>,
         ascii_invariant: bool,
         num_threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
+        let texts = batch_texts(&texts)?; // lone surrogates fixed as tiktoken does
         let prepared = texts
             .iter()
             .map(|t| Prepared::new(py, t, raw.as_deref(), normalize.as_ref(), ascii_invariant))
@@ -201,7 +204,7 @@ impl<'a> Prepared<'a> {
     ) -> PyResult<Prepared<'a>> {
         let segments = match raw {
             None => vec![(0, text.len(), None)],
-            Some(m) => m.segments(text).ok_or_else(|| super::to_py_err(py, crate::Error::Vocab("added tokens: a matcher without its tokens".into())))?,
+            Some(m) => m.segments(text).map_err(|e| super::to_py_err(py, e))?,
         };
         let normalize = normalize.filter(|_| !(ascii_invariant && text.is_ascii()));
         if normalize.is_none() && segments.iter().all(|s| s.2.is_none()) {
@@ -234,7 +237,7 @@ impl PairBPE {
                 _ if part.is_empty() => {}
                 None => self.model.encode_into(part, out)?,
                 Some(m) => {
-                    for (s, e, id) in m.segments(part).ok_or_else(|| crate::Error::Vocab("added tokens: a matcher without its tokens".into()))? {
+                    for (s, e, id) in m.segments(part)? {
                         match id {
                             Some(id) => out.push(id),
                             None => self.model.encode_into(&part[s..e], out)?,

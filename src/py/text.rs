@@ -15,6 +15,7 @@ use crate::surrogates::join_surrogates;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
+use std::borrow::Cow;
 
 /// The UTF-8 of `s` with its lone surrogates fixed as tiktoken does (any `str`; one without
 /// surrogates comes back unchanged).
@@ -32,6 +33,15 @@ pub fn fixed(s: &Bound<'_, PyString>) -> PyResult<String> {
         return run_held(py, || Ok(join_surrogates(&units)));
     }
     run(py, || Ok(join_surrogates(&units)))
+}
+
+/// The UTF-8 of `s`, borrowed from CPython's cache, or with its lone surrogates fixed (see
+/// [`fixed`]) when it has any.
+pub fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
+    match s.to_str() {
+        Ok(t) => Ok(Cow::Borrowed(t)),
+        Err(_) => Ok(Cow::Owned(fixed(s)?)),
+    }
 }
 
 /// `text` with lone surrogates fixed as tiktoken does (see the module doc).

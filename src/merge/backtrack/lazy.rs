@@ -85,14 +85,15 @@ impl LazyTables {
     ///
     /// `build(set, partial)` builds the tables over `set` (`ByteSet::ALL` for the full ones).
     /// A partial set found `Unsuitable` settles the full tables as absent without building them.
-    pub fn for_piece(&self, piece: &[u8], build: impl Fn(&ByteSet, bool) -> Built) -> Option<Arc<Backtrack>> {
+    /// `known` is the piece's byte set when the caller has it already (`ByteSet::of(piece)`).
+    pub fn for_piece(&self, piece: &[u8], known: Option<ByteSet>, build: impl Fn(&ByteSet, bool) -> Built) -> Option<Arc<Backtrack>> {
         let full = self.full.get();
         if let Some(tables) = full {
             if piece.len() < PARTIAL_FIRST {
                 return tables.clone();
             }
         }
-        let set = ByteSet::of(piece);
+        let set = known.unwrap_or_else(|| ByteSet::of(piece));
         let mut partial = self.partial();
         if let Some((_, t)) = partial.built.iter().find(|(s, _)| s.contains(&set)) {
             return Some(t.clone());
