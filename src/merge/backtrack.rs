@@ -81,6 +81,7 @@ pub mod lazy;
 mod byteset;
 mod merges;
 mod parts;
+mod short;
 mod tables;
 
 pub use byteset::ByteSet;
@@ -107,6 +108,8 @@ pub struct Backtrack {
     /// Tokens built out of rank order (and, for a merge list, split otherwise than the list
     /// does): the tables refuse the pieces that contain one (see `build::from_tokens`).
     avoid: Option<AhoCorasick>,
+    /// `valid_pair` answers for pairs of one- and two-byte tokens (see [`short`]).
+    short: short::ShortPairs,
 }
 
 /// At most this many tokens are avoided (Llama 3's 128k tokens have 81 built out of rank order);
@@ -330,7 +333,7 @@ impl Backtrack {
             }
             let end = pos + cand_len;
             let alive = dead[end / 64] & (1 << (end % 64)) == 0;
-            if alive && (out.len() == base || memo.valid_pair(toks, out[out.len() - 1], cand)) {
+            if alive && (out.len() == base || self.valid_after(toks, memo, out[out.len() - 1], cand)) {
                 out.push(cand);
                 pos = end;
                 if pos == n {
@@ -356,13 +359,19 @@ impl Backtrack {
         }
     }
 
+    /// Whether `cand` may follow `prev`: from the short-pair table, else through the memo.
+    #[inline(always)]
+    fn valid_after<T: Tables>(&self, toks: &T, memo: &mut Memo, prev: u32, cand: u32) -> bool {
+        self.short.valid_pair(toks, prev, cand, || memo.valid_pair(toks, prev, cand))
+    }
+
     /// Approximate heap memory of the tables.
     pub fn memory_bytes(&self) -> usize {
         let tokens = match &self.tokens {
             Tokens::Wide(w) => w.chain.len() * 16 + w.merges.memory_bytes(),
             Tokens::Narrow(n) => n.memory_bytes(),
         };
-        self.trie.memory_bytes() + tokens + self.global.len() * 4 + self.cuts.memory_bytes()
+        self.trie.memory_bytes() + tokens + self.global.len() * 4 + self.cuts.memory_bytes() + self.short.memory_bytes()
     }
 }
 

@@ -128,6 +128,37 @@ fn trained_vocabularies() {
 }
 
 #[test]
+fn tables_shared_by_threads_answer_as_alone() {
+    // the short-pair table (`backtrack/short.rs`) fills itself as threads ask
+    let mut rng = Rng::new(5);
+    for _ in 0..vocab_count(20) {
+        let (ranks, alphabet) = random_vocab(&mut rng);
+        let Some(alone) = Backtrack::new(&ranks) else { continue };
+        let texts: Vec<Vec<u8>> = (0..200).map(|_| random_word(&mut rng, &alphabet, 300)).collect();
+        let want: Vec<Option<Vec<Rank>>> = texts
+            .iter()
+            .map(|t| {
+                let mut out = Vec::new();
+                alone.encode_into(t, &mut out).then_some(out)
+            })
+            .collect();
+        let shared = std::sync::Arc::new(Backtrack::new(&ranks).expect("built once already"));
+        std::thread::scope(|s| {
+            for k in 0..4 {
+                let (shared, texts, want) = (shared.clone(), &texts, &want);
+                s.spawn(move || {
+                    for i in (0..texts.len()).map(|i| (i * (2 * k + 1) + k) % texts.len()) {
+                        let mut out = Vec::new();
+                        let got = shared.encode_into(&texts[i], &mut out).then_some(out);
+                        assert_eq!(got, want[i], "thread {k}, text {i}");
+                    }
+                });
+            }
+        });
+    }
+}
+
+#[test]
 fn extra_tokens_that_bpe_cannot_produce() {
     let mut rng = Rng::new(2);
     let mut excluded = 0;

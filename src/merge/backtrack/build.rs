@@ -13,6 +13,7 @@ use aho_corasick::AhoCorasick;
 use crate::merge::heap;
 use super::merges::Merges;
 use super::parts::Cuts;
+use super::short::ShortPairs;
 use crate::merge::trie::{Trie, NONE};
 use crate::merge::RankLookup;
 use crate::vocab::Rank;
@@ -137,7 +138,9 @@ pub(super) fn from_tokens(tokens: &[(Rank, &[u8])], set: &ByteSet, listed: Optio
         None => Tokens::Wide(wide),
     };
     let cuts = Cuts::new((0..k as u32).map(bytes));
+    let short = ShortPairs::new(k, |t| bytes(t).len(), |t| unsplit.binary_search(&t).is_err());
     Some(Backtrack {
+        short,
         cuts,
         trie,
         tokens: tables,
