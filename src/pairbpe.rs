@@ -112,6 +112,21 @@ pub fn byte_level_bytes(token: &str) -> Option<Vec<u8>> {
 /// pre-tokenizer hands whole texts to the model).
 const CACHE_MAX_PIECE: usize = 256;
 
+/// A piece of at most this many bytes, at any stage of a `Sequence` of splits, looks up the ids
+/// of the whole rest of the pipeline (the later stages and the model) in the piece cache, under
+/// [`TAIL_KEY`] and the stage's number before its bytes.
+///
+/// Performance note: DeepSeek's pre-tokenizers are 5–6 regex splits in a row; each later stage
+/// ran its regex on every word the earlier ones cut (tiny haystacks, ~60 ns a call), so English
+/// took 60 ms a megabyte. Words repeat: with the ids of a word's whole tail cached, most of them
+/// cost one lookup (`src/PERFORMANCE.md`, "Fifteenth round"). Longer pieces (lines, sentences)
+/// rarely repeat and are split further instead.
+const TAIL_CACHE_MAX: usize = 32;
+
+/// The first byte of a tail key: never the first byte of a raw piece of UTF-8 text, and raw
+/// pieces that start with it (`encode_piece` takes any bytes) are not cached.
+const TAIL_KEY: u8 = 0xFF;
+
 /// How a piece's characters become the first symbols of a model that is not byte-level (Hugging
 /// Face's `BPE` over characters, with `byte_fallback` and `unk_token`, as Llama-2-style
 /// `tokenizer.json` files have). The Python reference is `bpekit.pipeline.models.BPE._symbols`.
@@ -268,7 +283,7 @@ impl PairBpe {
             out.push(id);
             return Ok(());
         }
-        let cacheable = piece.len() <= CACHE_MAX_PIECE;
+        let cacheable = piece.len() <= CACHE_MAX_PIECE && piece[0] != TAIL_KEY;
         if let Some(ids) = cache.as_deref().filter(|_| cacheable).and_then(|c| c.get(piece)) {
             out.extend_from_slice(ids);
             return Ok(());
@@ -426,19 +441,67 @@ impl PairBpe {
         let mut buf = Vec::new();
         let bytes = text.as_bytes();
         cache::with_bytes(self.cache_owner, |mut cache| {
-            let mut piece = |s: usize, e: usize| self.encode_prefixed(&bytes[s..e], &mut buf, out, &mut cache);
             if !self.split.isolated.is_empty() {
-                for (s, e) in RegexSplitter::isolate_all(&self.split.isolated, text)? {
-                    piece(s, e)?;
-                }
-                return Ok(());
+                let mut scratch = Stages { pieces: Vec::new(), key: Vec::new(), buf };
+                return self.encode_stages(text, (0, bytes.len()), 0, true, &mut scratch, out, &mut cache);
             }
+            let mut piece = |s: usize, e: usize| self.encode_prefixed(&bytes[s..e], &mut buf, out, &mut cache);
             match &self.split.splitter {
                 Some(splitter) => splitter.for_each_piece(text, piece),
                 None if bytes.is_empty() => Ok(()), // an empty text is no piece to prefix
                 None => piece(0, bytes.len()),
             }
         })
+    }
+
+    /// Encodes `text[s..e]` from split stage `stage` on: cut by that stage, each part from the
+    /// next stage on, and after the last stage through the model. Depth first, so the ids come
+    /// in the order of `RegexSplitter::isolate_all`'s pieces. The first short piece on the way
+    /// down (`tail` still true) has its tail's ids cached ([`TAIL_CACHE_MAX`]).
+    #[allow(clippy::too_many_arguments)]
+    fn encode_stages(
+        &self,
+        text: &str,
+        (s, e): (usize, usize),
+        stage: usize,
+        tail: bool,
+        scratch: &mut Stages,
+        out: &mut Vec<u32>,
+        cache: &mut Option<&mut BytesCache>,
+    ) -> Result<()> {
+        let stages = &self.split.isolated;
+        if s == e {
+            return Ok(());
+        }
+        if stage == stages.len() {
+            return self.encode_prefixed(&text.as_bytes()[s..e], &mut scratch.buf, out, cache);
+        }
+        let cached = tail && e - s <= TAIL_CACHE_MAX && cache.is_some() && stage < 256;
+        if cached {
+            scratch.key.clear();
+            scratch.key.extend_from_slice(&[TAIL_KEY, stage as u8]);
+            scratch.key.extend_from_slice(&text.as_bytes()[s..e]);
+            if let Some(ids) = cache.as_deref().and_then(|c| c.get(&scratch.key)) {
+                out.extend_from_slice(ids);
+                return Ok(());
+            }
+        }
+        let base = out.len();
+        let from = scratch.pieces.len();
+        stages[stage].isolate(text, s, e, &mut scratch.pieces)?;
+        let to = scratch.pieces.len();
+        for i in from..to {
+            let part = scratch.pieces[i];
+            self.encode_stages(text, part, stage + 1, tail && !cached, scratch, out, cache)?;
+        }
+        scratch.pieces.truncate(from);
+        if cached {
+            // nothing below a cached piece touches the key
+            if let Some(c) = cache.as_deref_mut() {
+                c.insert(&scratch.key, &out[base..]);
+            }
+        }
+        Ok(())
     }
 
     /// `encode_piece`, after the space `piece_prefix` asks for.
@@ -453,6 +516,14 @@ impl PairBpe {
             self.encode_piece_with(piece, out, cache)
         }
     }
+}
+
+/// What `PairBpe::encode_stages` reuses: the pieces of every stage on the way down (a stack),
+/// the tail key being looked up, and the buffer of `encode_prefixed`.
+struct Stages {
+    pieces: Vec<(usize, usize)>,
+    key: Vec<u8>,
+    buf: Vec<u8>,
 }
 
 /// The candidates of a long piece, one queue per merge rank: within a rank, candidates pushed in
@@ -660,6 +731,37 @@ mod tests {
         assert!(!cache::cached(owner, b"ab").0);
         assert!(!cache::is_live(owner));
         assert_eq!(plain.encode("ab").unwrap(), vec![97, 98]);
+    }
+
+    /// A `Sequence` of splits caches the ids of a short piece's whole tail under its stage: the
+    /// same bytes at another stage have another tail. Stage 0 (`a$|b`) cuts "aa" off the end of
+    /// a longer piece, which stage 1 (`c`) leaves alone and stage 2 (`d`) too, so it merges to
+    /// "aa" (300); the text "aa" alone is cut by stage 0 into "a", "a".
+    #[test]
+    fn split_sequences_cache_each_stages_tail_apart() {
+        let mut byte_ids = [0u32; 256];
+        for (b, slot) in byte_ids.iter_mut().enumerate() {
+            *slot = b as u32;
+        }
+        let stages = ["a$|b", "c", "d"].map(String::from);
+        let split = Split { splitter: None, isolated: RegexSplitter::all(&stages).unwrap(), text_prefix: false, piece_prefix: false };
+        let m = PairBpe::new(Symbols::Bytes(byte_ids), &[(97, 97, 300)], None, split).unwrap();
+        let long = format!("{}aab", "c".repeat(40));
+        let want_long: Vec<u32> = std::iter::repeat_n(99, 40).chain([300, 98]).collect();
+        for _ in 0..3 {
+            assert_eq!(m.encode(&long).unwrap(), want_long);
+            assert_eq!(m.encode("aa").unwrap(), vec![97, 97]);
+            assert_eq!(m.encode("xaab").unwrap(), vec![120, 300, 98]);
+        }
+        let key = |stage: u8, bytes: &[u8]| [&[TAIL_KEY, stage][..], bytes].concat();
+        assert_eq!(cache::cached(m.cache_owner, &key(2, b"aa")).1, Some(vec![300]));
+        assert_eq!(cache::cached(m.cache_owner, &key(0, b"aa")).1, Some(vec![97, 97]));
+        assert_eq!(cache::cached(m.cache_owner, &key(0, b"xaab")).1, Some(vec![120, 300, 98]));
+        // a raw piece that starts with the tail key's byte is encoded, not cached
+        let mut out = Vec::new();
+        m.encode_piece(&key(0, b"aa"), &mut out).unwrap();
+        assert_eq!(out, vec![255, 0, 300]);
+        assert_eq!(cache::cached(m.cache_owner, &key(0, b"aa")).1, Some(vec![97, 97]));
     }
 
     #[test]
