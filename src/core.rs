@@ -2,7 +2,7 @@
 //! tiktoken's `encode_with_unstable`. Pure Rust; the binding in `py/` only converts types.
 
 use crate::error::{Error, Result};
-use crate::merge::cache::{self, PieceCache};
+use crate::merge::cache::{self, CacheSlot, PieceCache};
 use crate::merge::backtrack::lazy::{worth_partial, Built, LazyTables};
 use crate::merge::backtrack::{Backtrack, ByteSet};
 use crate::merge::{byte_pair_encode_with, Ranks, LINEAR_THRESHOLD};
@@ -10,10 +10,9 @@ use crate::pretokenize::Pretokenizer;
 use crate::special::Specials;
 use crate::vocab::{Rank, Vocab};
 use rustc_hash::FxHashSet;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct CoreBpe {
     pub vocab: Vocab,
     pub specials: Specials,
@@ -22,31 +21,8 @@ pub struct CoreBpe {
     sorted_token_bytes: OnceLock<Vec<Vec<u8>>>,
     /// Tables of the linear merge, built once long pieces arrive.
     linear: LazyTables,
-    /// Identity of this encoder's per-thread pre-token caches (a new one each time the budget is
-    /// set, so every thread's cache starts empty, pool threads' included), and their byte budget
-    /// (0 = off).
-    cache_owner: AtomicU64,
-    cache_capacity: AtomicUsize,
-}
-
-impl Clone for CoreBpe {
-    fn clone(&self) -> Self {
-        CoreBpe {
-            vocab: self.vocab.clone(),
-            specials: self.specials.clone(),
-            pretokenizer: self.pretokenizer.clone(),
-            sorted_token_bytes: self.sorted_token_bytes.clone(),
-            linear: self.linear.clone(),
-            cache_owner: AtomicU64::new(cache::new_owner_id()),
-            cache_capacity: AtomicUsize::new(self.cache_capacity.load(Ordering::Relaxed)),
-        }
-    }
-}
-
-impl Drop for CoreBpe {
-    fn drop(&mut self) {
-        cache::retire(*self.cache_owner.get_mut());
-    }
+    /// This encoder's per-thread pre-token caches: their identity and byte budget.
+    cache: CacheSlot,
 }
 
 impl CoreBpe {
@@ -71,8 +47,7 @@ impl CoreBpe {
             pretokenizer,
             sorted_token_bytes: Default::default(),
             linear: LazyTables::default(),
-            cache_owner: AtomicU64::new(cache::new_owner_id()),
-            cache_capacity: AtomicUsize::new(cache::DEFAULT_CAPACITY_BYTES),
+            cache: CacheSlot::new(cache::DEFAULT_CAPACITY_BYTES),
         })
     }
 
@@ -81,13 +56,11 @@ impl CoreBpe {
     /// one's cache at once and other threads (a batch's pool) prune it when they next meet the
     /// new identity.
     pub fn set_cache_capacity(&self, bytes: usize) {
-        self.cache_capacity.store(bytes, Ordering::Relaxed);
-        let old = self.cache_owner.swap(cache::new_owner_id(), Ordering::Relaxed);
-        cache::retire(old);
+        self.cache.set_capacity(bytes)
     }
 
     pub fn cache_capacity(&self) -> usize {
-        self.cache_capacity.load(Ordering::Relaxed)
+        self.cache.capacity()
     }
 
     /// The linear merge's tables if `piece` should use them (see [`LazyTables::for_piece`]).
@@ -176,7 +149,7 @@ impl CoreBpe {
     /// Runs `f` with this thread's pre-token cache for this encoder (if enabled and free).
     #[inline]
     fn with_cache<R>(&self, f: impl FnOnce(Option<&mut PieceCache>) -> R) -> R {
-        cache::with_cache(self.cache_owner.load(Ordering::Relaxed), self.cache_capacity() > 0, f)
+        cache::with_cache(self.cache.owner(), self.cache_capacity() > 0, f)
     }
 
     /// Encodes text with no special-token handling; appends to `out` and returns the number of

@@ -18,7 +18,7 @@ mod linear;
 use crate::error::{Error, Result};
 use crate::merge::LINEAR_THRESHOLD;
 use crate::merge::agenda::{Agenda, Candidate, Queue};
-use crate::merge::cache::{self, BytesCache};
+use crate::merge::cache::{self, BytesCache, CacheSlot};
 use crate::merge::{FastRanks, RankLookup};
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
@@ -197,8 +197,8 @@ pub struct Split {
 }
 
 pub struct PairBpe {
-    /// This model's identity for the per-thread piece caches.
-    cache_owner: u64,
+    /// This model's per-thread piece caches: their identity and byte budget.
+    cache: CacheSlot,
     /// byte -> id of its byte-level character ([`DROP`]: not in the vocabulary, dropped as
     /// Hugging Face does when the model has no unk token); or the character rules
     symbols: Symbols,
@@ -212,12 +212,6 @@ pub struct PairBpe {
     split: Split,
     /// The linear merge of long pieces (byte-level models).
     linear: Option<linear::Linear>,
-}
-
-impl Drop for PairBpe {
-    fn drop(&mut self) {
-        cache::retire(self.cache_owner);
-    }
 }
 
 impl PairBpe {
@@ -244,7 +238,7 @@ impl PairBpe {
             None => None,
         };
         let linear = matches!(symbols, Symbols::Bytes(_)).then(linear::Linear::default);
-        Ok(PairBpe { cache_owner: cache::new_owner_id(), symbols, pairs, whole, whole_max, split, linear })
+        Ok(PairBpe { cache: CacheSlot::new(cache::BYTES_BUDGET), symbols, pairs, whole, whole_max, split, linear })
     }
 
     /// The largest id an encoding can hold (`None` for a model with no ids at all).
@@ -257,9 +251,19 @@ impl PairBpe {
         merged.max(symbols).max(self.whole_max)
     }
 
+    /// Sets the per-thread piece cache budget in bytes (0 turns the cache off) and empties every
+    /// thread's cache of this model ([`CacheSlot::set_capacity`]).
+    pub fn set_cache_capacity(&self, bytes: usize) {
+        self.cache.set_capacity(bytes)
+    }
+
+    pub fn cache_capacity(&self) -> usize {
+        self.cache.capacity()
+    }
+
     /// The ids of one raw piece (bytes before the byte-level mapping).
     pub fn encode_piece(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<()> {
-        cache::with_bytes(self.cache_owner, |mut cache| self.encode_piece_with(piece, out, &mut cache))
+        cache::with_bytes(&self.cache, |mut cache| self.encode_piece_with(piece, out, &mut cache))
     }
 
     /// [`Self::encode_piece`] with this thread's piece cache (if any).
@@ -440,7 +444,7 @@ impl PairBpe {
         };
         let mut buf = Vec::new();
         let bytes = text.as_bytes();
-        cache::with_bytes(self.cache_owner, |mut cache| {
+        cache::with_bytes(&self.cache, |mut cache| {
             if !self.split.isolated.is_empty() {
                 let mut scratch = Stages { pieces: Vec::new(), key: Vec::new(), buf };
                 return self.encode_stages(text, (0, bytes.len()), 0, true, &mut scratch, out, &mut cache);
@@ -725,7 +729,7 @@ mod tests {
             assert_eq!(merged.encode("ab ab").unwrap(), vec![300, 32, 300]);
             assert_eq!(plain.encode("ab ab").unwrap(), vec![97, 98, 32, 97, 98]);
         }
-        let owner = merged.cache_owner;
+        let owner = merged.cache.owner();
         assert_eq!(cache::cached(owner, b"ab"), (true, Some(vec![300])));
         drop(merged);
         assert!(!cache::cached(owner, b"ab").0);
@@ -754,14 +758,31 @@ mod tests {
             assert_eq!(m.encode("xaab").unwrap(), vec![120, 300, 98]);
         }
         let key = |stage: u8, bytes: &[u8]| [&[TAIL_KEY, stage][..], bytes].concat();
-        assert_eq!(cache::cached(m.cache_owner, &key(2, b"aa")).1, Some(vec![300]));
-        assert_eq!(cache::cached(m.cache_owner, &key(0, b"aa")).1, Some(vec![97, 97]));
-        assert_eq!(cache::cached(m.cache_owner, &key(0, b"xaab")).1, Some(vec![120, 300, 98]));
+        assert_eq!(cache::cached(m.cache.owner(), &key(2, b"aa")).1, Some(vec![300]));
+        assert_eq!(cache::cached(m.cache.owner(), &key(0, b"aa")).1, Some(vec![97, 97]));
+        assert_eq!(cache::cached(m.cache.owner(), &key(0, b"xaab")).1, Some(vec![120, 300, 98]));
         // a raw piece that starts with the tail key's byte is encoded, not cached
         let mut out = Vec::new();
         m.encode_piece(&key(0, b"aa"), &mut out).unwrap();
         assert_eq!(out, vec![255, 0, 300]);
-        assert_eq!(cache::cached(m.cache_owner, &key(0, b"aa")).1, Some(vec![97, 97]));
+        assert_eq!(cache::cached(m.cache.owner(), &key(0, b"aa")).1, Some(vec![97, 97]));
+    }
+
+    /// The budget: 0 turns the cache off, and setting it empties every thread's cache.
+    #[test]
+    fn piece_cache_budget() {
+        let m = model(&[(97, 98, 300)]);
+        let first = m.cache.owner();
+        assert_eq!(m.encode("ab ab").unwrap(), vec![300, 32, 300]);
+        assert_eq!(cache::cached(first, b"ab"), (true, Some(vec![300])));
+        m.set_cache_capacity(0);
+        assert_eq!(m.cache_capacity(), 0);
+        assert!(!cache::cached(first, b"ab").0, "the old cache is dropped");
+        assert_eq!(m.encode("ab ab").unwrap(), vec![300, 32, 300]);
+        assert!(!cache::cached(m.cache.owner(), b"ab").0, "no cache with a budget of 0");
+        m.set_cache_capacity(1 << 10);
+        assert_eq!(m.encode("ab ab").unwrap(), vec![300, 32, 300]);
+        assert_eq!(cache::cached(m.cache.owner(), b"ab"), (true, Some(vec![300])));
     }
 
     #[test]

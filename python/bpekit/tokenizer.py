@@ -50,6 +50,9 @@ Specials = Literal["all"] | Collection[str]
 
 
 _PIECE_CACHE = 1 << 17
+# Bytes counted per entry of the Python path's piece cache when a budget is set (a str key, a
+# list of ints and the dict's slot): budget // this = the entries it may hold.
+_PY_ENTRY_BYTES = 256
 
 
 def _has_surrogates(text: str) -> bool:
@@ -173,6 +176,9 @@ class Tokenizer:
         self._normalize = (n.normalize, n.ascii_invariant) if n is not None else (None, False)
         self._pieces: dict[str, list[int]] = {}
         self._built_for = key
+        budget = getattr(self, "_cache_bytes", None)
+        if budget is not None and hasattr(self._fast, "set_cache_capacity"):
+            self._fast.set_cache_capacity(budget)
 
     def _init_ranks(self, ranks: dict[bytes, int], specials: dict[str, int], pattern: str, name: str,
                     encoding: Encoding | None = None) -> None:
@@ -247,6 +253,36 @@ class Tokenizer:
         if self._merges is None:
             self._merges = recover_merges(self.ranks)
         return self._merges
+
+    @property
+    def pretoken_cache_bytes(self) -> int:
+        """Byte budget of the per-thread cache of encoded pieces (piece -> ids); 0 means off.
+
+        On by default: a rank model's is its ``Encoding``'s (256 KiB per thread); a pipeline's
+        (``tokenizer.json``, GGUF, SentencePiece) is 8 MiB per thread and model, emptied when it
+        fills. The budget belongs to the model, so tokenizers sharing a model share it. The cache
+        never changes results, only speed; setting the budget empties it on every thread.
+        """
+        if self.encoding is not None:
+            return self.encoding.pretoken_cache_bytes
+        self._refresh()
+        if hasattr(self._fast, "cache_capacity"):
+            return int(self._fast.cache_capacity())
+        budget = getattr(self, "_cache_bytes", None)
+        return _PIECE_CACHE * _PY_ENTRY_BYTES if budget is None else budget
+
+    @pretoken_cache_bytes.setter
+    def pretoken_cache_bytes(self, value: int) -> None:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InputTypeError(f"pretoken_cache_bytes must be an int >= 0, got {value!r}")
+        if self.encoding is not None:
+            self.encoding.pretoken_cache_bytes = value
+            return
+        self._cache_bytes = value
+        self._refresh()
+        if hasattr(self._fast, "set_cache_capacity"):
+            self._fast.set_cache_capacity(value)
+        self._pieces = {}
 
     # ---- vocabulary ----
 
@@ -401,13 +437,15 @@ class Tokenizer:
     def _encode_pieces(self, pieces: list[str]) -> list[int]:
         """Raw pieces through the byte alphabet and the model, with a piece -> ids cache."""
         cache, model, out = self._pieces, self.model, list[int]()
-        dropout = bool(model.dropout)
+        budget = getattr(self, "_cache_bytes", None)
+        most = _PIECE_CACHE if budget is None else budget // _PY_ENTRY_BYTES
+        uncached = bool(model.dropout) or most == 0
         for piece in pieces:
-            ids = None if dropout else cache.get(piece)
+            ids = None if uncached else cache.get(piece)
             if ids is None:
                 ids = model.tokenize(to_chars(piece.encode("utf-8")))
-                if not dropout and len(piece) <= CACHE_MAX_WORD:  # (a long piece: not kept)
-                    if len(cache) >= _PIECE_CACHE:
+                if not uncached and len(piece) <= CACHE_MAX_WORD:  # (a long piece: not kept)
+                    if len(cache) >= most:
                         cache.clear()
                     cache[piece] = ids
             out.extend(ids)

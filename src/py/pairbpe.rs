@@ -155,6 +155,15 @@ impl PairBPE {
         })
     }
 
+    /// Sets the per-thread piece cache budget in bytes (0 = off) and empties every thread's cache.
+    fn set_cache_capacity(&self, bytes: usize) {
+        self.model.set_cache_capacity(bytes)
+    }
+
+    fn cache_capacity(&self) -> usize {
+        self.model.cache_capacity()
+    }
+
     /// The ids of one raw piece (no splitting).
     fn encode_piece(&self, py: Python<'_>, piece: &[u8]) -> PyResult<Vec<u32>> {
         run(py, || {

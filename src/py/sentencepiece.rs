@@ -95,6 +95,15 @@ impl SentencePieceCore {
         Ok(SentencePieceCore { model, ints: IdInts::new(vocab_size.checked_sub(1)) })
     }
 
+    /// Sets the per-thread piece cache budget in bytes (0 = off) and empties every thread's cache.
+    fn set_cache_capacity(&self, bytes: usize) {
+        self.model.set_cache_capacity(bytes)
+    }
+
+    fn cache_capacity(&self) -> usize {
+        self.model.cache_capacity()
+    }
+
     /// The normalized text (`str`, or `bytes` that may be malformed UTF-8).
     fn normalize(&self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<String> {
         check_size(py, text)?;

@@ -18,7 +18,7 @@ pub mod charsmap;
 pub mod normalize;
 
 use crate::error::{Error, Result};
-use crate::merge::cache;
+use crate::merge::cache::{self, CacheSlot};
 use bpe::{Bpe, Entry, Kind, Scratch};
 use charsmap::CharsMap;
 use normalize::{Normalizer, UserDefined, SPACE_SYMBOL};
@@ -55,15 +55,8 @@ pub struct SentencePiece {
     bpe: Bpe,
     /// Where the text may be cut into parts that merge alone; `None` with UNUSED pieces.
     cuts: Option<Cuts>,
-    /// This model's identity for its chunk caches (one per thread; `crate::merge::cache` keeps
-    /// the set of live ones).
-    cache_owner: u64,
-}
-
-impl Drop for SentencePiece {
-    fn drop(&mut self) {
-        cache::retire(self.cache_owner);
-    }
+    /// This model's chunk caches (one per thread): their identity and byte budget.
+    cache: CacheSlot,
 }
 
 /// Unknown runs across the cuts between parts: without byte fallback a run of unknown symbols is
@@ -136,12 +129,22 @@ impl SentencePiece {
         let normalizer = Normalizer::new(charsmap, UserDefined::new(user_defined.iter().map(|p| p.as_bytes())), options);
         let bpe = Bpe::new(table, unk_id, byte_ids, UserDefined::new(user_defined.iter().map(|p| p.as_bytes())));
         let cuts = (!bpe.has_unused()).then(|| Cuts::new(bpe.pieces()));
-        Ok(SentencePiece { normalizer, bpe, cuts, cache_owner: cache::new_owner_id() })
+        Ok(SentencePiece { normalizer, bpe, cuts, cache: CacheSlot::new(cache::BYTES_BUDGET) })
     }
 
     /// The normalized text of `data` (malformed UTF-8 allowed: each bad byte is U+FFFD).
     pub fn normalize(&self, data: &[u8]) -> Result<String> {
         self.normalizer.normalize(data)
+    }
+
+    /// Sets the per-thread chunk cache budget in bytes (0 turns the cache off) and empties every
+    /// thread's cache of this model ([`CacheSlot::set_capacity`]).
+    pub fn set_cache_capacity(&self, bytes: usize) {
+        self.cache.set_capacity(bytes)
+    }
+
+    pub fn cache_capacity(&self) -> usize {
+        self.cache.capacity()
     }
 
     /// The ids of `data`: normalized, then merged.
@@ -166,7 +169,7 @@ impl SentencePiece {
             self.bpe.finish(text, &scratch.segment, ids, None);
             return;
         };
-        cache::with_bytes(self.cache_owner, |mut cache| {
+        cache::with_bytes(&self.cache, |mut cache| {
             let mut runs = UnkRuns::new(&self.bpe);
             let mut scratch = Scratch::default();
             cuts.for_each_part(text, &mut |chunk| {
@@ -413,7 +416,7 @@ mod tests {
     #[test]
     fn chunk_caches_are_dropped_with_their_model() {
         let m = model(&[("a", 0.0, NORMAL), ("▁", 0.0, NORMAL)], false, OPTIONS);
-        let owner = m.cache_owner;
+        let owner = m.cache.owner();
         m.encode(b"a a").unwrap();
         assert!(cache::cached(owner, b"").0);
         // another thread's cache of it is pruned when that thread next meets a new model

@@ -93,3 +93,62 @@ def test_budget_is_kept_and_bad_budgets_are_refused() -> None:
                 enc.pretoken_cache_bytes = bad  # type: ignore[assignment]
     finally:
         enc.pretoken_cache_bytes = default
+
+
+PIPELINES = {
+    "gpt-neox-20b.tokenizer.json": DATA / "hf" / "gpt-neox-20b.tokenizer.json",
+    "deepseek-llm.gguf": DATA / "gguf" / "ggml-vocab-deepseek-llm.gguf",  # a Sequence of splits
+    "llama-spm.gguf": DATA / "gguf" / "ggml-vocab-llama-spm.gguf",  # SentencePiece
+}
+
+
+@pytest.mark.parametrize("name", sorted(PIPELINES))
+def test_pipeline_budgets_give_the_same_ids(name: str) -> None:
+    """``Tokenizer.pretoken_cache_bytes`` of pipelines (``_core.PairBPE``, the SentencePiece core)
+    and of the Python path: off, a budget smaller than most entries (every insert empties the
+    cache), a few KiB and the default give the ids of a fresh tokenizer, twice each (the second
+    pass from the cache, and a split sequence's cached tails)."""
+    from bpekit.tokenizer import Tokenizer
+
+    path = PIPELINES[name]
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    text = _bible_text()[:60_000] + "\n" + _long_pieces()
+    docs = text.split("\n")[:400]
+    want = Tokenizer.from_file(path).encode(text)
+    want_docs = [Tokenizer.from_file(path).encode(d) for d in docs[:40]]
+    tok = Tokenizer.from_file(path)
+    assert tok.pretoken_cache_bytes == 8 << 20, "the default budget"
+    for budget in (0, 100, 4096, 8 << 20):
+        tok.pretoken_cache_bytes = budget
+        assert tok.pretoken_cache_bytes == budget
+        for rnd in range(2):
+            assert tok.encode(text) == want, f"budget {budget}, pass {rnd + 1}"
+        assert [tok.encode(d) for d in docs[:40]] == want_docs
+        assert tok.encode_batch(docs[:40]) == want_docs
+    python_path = Tokenizer.from_file(path)
+    python_path._fast = None  # the Python stages (until the next pipeline change)
+    for budget in (0, 300, 1 << 20):
+        python_path._cache_bytes = budget
+        assert python_path.encode(docs[3]) == want_docs[3]
+        assert len(python_path._pieces) <= budget // 256, f"budget {budget}"
+
+
+def test_pipeline_budget_survives_a_pickle_and_refuses_bad_values() -> None:
+    import pickle
+
+    from bpekit.tokenizer import Tokenizer
+
+    path = PIPELINES["gpt-neox-20b.tokenizer.json"]
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    tok = Tokenizer.from_file(path)
+    tok.pretoken_cache_bytes = 12345
+    again = pickle.loads(pickle.dumps(tok))
+    assert again.pretoken_cache_bytes == 12345
+    assert again.encode("hello world") == tok.encode("hello world")
+    for bad in (-1, 1.5, "1", True, None):
+        with pytest.raises(bpekit.errors.InputTypeError, match="pretoken_cache_bytes"):
+            tok.pretoken_cache_bytes = bad  # type: ignore[assignment]
+    rank = Tokenizer.from_encoding(bpekit.get_encoding("cl100k_base"))
+    assert rank.pretoken_cache_bytes == 256 << 10, "a rank model's is its Encoding's"

@@ -22,7 +22,7 @@
 mod bytes;
 mod lines;
 
-pub use bytes::{with_bytes, BytesCache};
+pub use bytes::{with_bytes, BytesCache, BUDGET as BYTES_BUDGET};
 #[cfg(test)]
 pub use bytes::cached;
 
@@ -32,7 +32,7 @@ use rustc_hash::{FxHashMap, FxHasher};
 use std::cell::RefCell;
 use std::hash::Hasher;
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Default budget per thread and encoder.
@@ -68,6 +68,52 @@ pub fn new_owner_id() -> u64 {
 pub fn retire(owner: u64) {
     live().remove(&owner);
     forget(owner);
+}
+
+/// An encoder's identity for its per-thread caches and their byte budget (0 = off). Setting the
+/// budget takes a new identity, so every thread's cache starts empty, a batch's pool threads'
+/// included: this thread drops the old one's cache at once and other threads prune it when they
+/// next meet the new identity. A clone is a new encoder with the same budget; dropping the slot
+/// retires its identity.
+#[derive(Debug)]
+pub struct CacheSlot {
+    owner: AtomicU64,
+    capacity: AtomicUsize,
+}
+
+impl CacheSlot {
+    pub fn new(capacity: usize) -> CacheSlot {
+        CacheSlot { owner: AtomicU64::new(new_owner_id()), capacity: AtomicUsize::new(capacity) }
+    }
+
+    /// The identity the caches are kept under now.
+    #[inline]
+    pub fn owner(&self) -> u64 {
+        self.owner.load(Ordering::Relaxed)
+    }
+
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.capacity.load(Ordering::Relaxed)
+    }
+
+    /// Sets the budget and empties every thread's cache of this encoder.
+    pub fn set_capacity(&self, bytes: usize) {
+        self.capacity.store(bytes, Ordering::Relaxed);
+        retire(self.owner.swap(new_owner_id(), Ordering::Relaxed));
+    }
+}
+
+impl Clone for CacheSlot {
+    fn clone(&self) -> Self {
+        CacheSlot::new(self.capacity())
+    }
+}
+
+impl Drop for CacheSlot {
+    fn drop(&mut self) {
+        retire(*self.owner.get_mut());
+    }
 }
 
 #[derive(Default)]
