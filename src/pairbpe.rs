@@ -108,6 +108,14 @@ pub fn byte_level_bytes(token: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// Pieces of fewer symbols than this merge in stack arrays ([`PairBpe::merge_flat`]).
+///
+/// Performance note: the heap merge allocated four vectors per piece (symbols, links, heap,
+/// output); on a megabyte of English seen for the first time (GPT-NeoX's `tokenizer.json`, every
+/// call with an empty piece cache), the merges of the pieces not cached yet and their allocations
+/// were about half the time (`src/PERFORMANCE.md`, "Fifteenth round").
+const FLAT_BELOW: usize = 64;
+
 /// Pieces longer than this (bytes) are merged every time, not cached (a pipeline with no
 /// pre-tokenizer hands whole texts to the model).
 const CACHE_MAX_PIECE: usize = 256;
@@ -292,34 +300,93 @@ impl PairBpe {
             out.extend_from_slice(ids);
             return Ok(());
         }
-        let ids = self.merge(piece);
-        out.extend_from_slice(&ids);
+        let base = out.len();
+        self.merge_into(piece, out);
         if let Some(c) = cache.as_deref_mut().filter(|_| cacheable) {
-            c.insert(piece, &ids);
+            c.insert(piece, &out[base..]);
         }
         Ok(())
     }
 
-    /// Hugging Face's `Word::merge_all` on the first symbols of `piece` (UTF-8 for `Chars`);
-    /// `encode_piece` has checked that it is at most [`MAX_PIECE`] bytes.
-    fn merge(&self, piece: &[u8]) -> Vec<u32> {
-        let ids = match &self.symbols {
+    /// Hugging Face's `Word::merge_all` on the first symbols of `piece` (UTF-8 for `Chars`),
+    /// appended to `out`; `encode_piece` has checked that it is at most [`MAX_PIECE`] bytes.
+    fn merge_into(&self, piece: &[u8], out: &mut Vec<u32>) {
+        match &self.symbols {
             Symbols::Bytes(byte_ids) => {
+                if piece.len() < FLAT_BELOW {
+                    let mut ids = [0u32; FLAT_BELOW];
+                    let mut n = 0;
+                    for &b in piece {
+                        ids[n] = byte_ids[b as usize];
+                        n += (ids[n] != DROP) as usize;
+                    }
+                    return self.merge_flat(&mut ids[..n], out);
+                }
                 if let (Some(linear), true) = (&self.linear, piece.len() >= LINEAR_THRESHOLD) {
-                    let mut out = Vec::new();
-                    if linear.encode(byte_ids, &self.pairs, piece, &mut out) {
-                        return out;
+                    if linear.encode(byte_ids, &self.pairs, piece, out) {
+                        return;
                     }
                 }
-                piece.iter().map(|&b| byte_ids[b as usize]).filter(|&i| i != DROP).collect()
+                let ids = piece.iter().map(|&b| byte_ids[b as usize]).filter(|&i| i != DROP).collect();
+                out.extend(self.merge_all(ids));
             }
             Symbols::Chars(chars) => {
                 let mut ids = Vec::with_capacity(piece.len());
                 chars.symbols(&String::from_utf8_lossy(piece), &mut ids);
-                ids
+                if ids.len() < FLAT_BELOW {
+                    self.merge_flat(&mut ids, out);
+                } else {
+                    out.extend(self.merge_all(ids));
+                }
             }
-        };
-        self.merge_all(ids)
+        }
+    }
+
+    /// [`Self::merge_into`] as a vector (for tests).
+    #[cfg(test)]
+    fn merge(&self, piece: &[u8]) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.merge_into(piece, &mut out);
+        out
+    }
+
+    /// [`Self::merge_all`]'s order (the lowest rank, then the leftmost) by rescanning a flat
+    /// array of the pairs' ranks, for fewer than [`FLAT_BELOW`] symbols: stack arrays, no heap
+    /// and no allocation (the tiktoken encoder's `merge::small` for a merge list).
+    fn merge_flat(&self, ids: &mut [u32], out: &mut Vec<u32>) {
+        let mut n = ids.len();
+        debug_assert!(n < FLAT_BELOW);
+        // `ranks[i]`, `merged[i]`: the pair (ids[i], ids[i + 1]); `u32::MAX` from `n - 1` on
+        let mut ranks = [u32::MAX; FLAT_BELOW];
+        let mut merged = [0u32; FLAT_BELOW];
+        let pair = |a: u32, b: u32| self.pairs.get(&key(a, b)).copied().unwrap_or((u32::MAX, 0));
+        for i in 0..n.saturating_sub(1) {
+            (ranks[i], merged[i]) = pair(ids[i], ids[i + 1]);
+        }
+        loop {
+            let (mut best, mut at) = (u32::MAX, 0);
+            for (i, &r) in ranks[..n.saturating_sub(1)].iter().enumerate() {
+                if r < best {
+                    (best, at) = (r, i);
+                }
+            }
+            if best == u32::MAX {
+                break;
+            }
+            ids[at] = merged[at];
+            ids.copy_within(at + 2..n, at + 1);
+            ranks.copy_within(at + 2..n, at + 1);
+            merged.copy_within(at + 2..n, at + 1);
+            n -= 1;
+            ranks[n - 1] = u32::MAX;
+            if at > 0 {
+                (ranks[at - 1], merged[at - 1]) = pair(ids[at - 1], ids[at]);
+            }
+            if at + 1 < n {
+                (ranks[at], merged[at]) = pair(ids[at], ids[at + 1]);
+            }
+        }
+        out.extend_from_slice(&ids[..n]);
     }
 
     /// The ids of `piece` by the linear merge, its tables built now for the piece's bytes
@@ -719,6 +786,35 @@ mod tests {
             ids[1] = DROP;
         }
         assert_eq!(m.merge(b"a\x01a"), vec![400]);
+    }
+
+    /// The flat merge of short pieces gives the heap merge's ids: random merge lists over four
+    /// letters (so pieces merge a lot, with ties of one pair at several places), every length
+    /// below `FLAT_BELOW`.
+    #[test]
+    fn flat_merge_equals_the_heap() {
+        let mut rng = crate::merge::equivalence_tests::Rng::new(21);
+        for round in 0..200 {
+            let mut merges = Vec::new();
+            let mut ids: Vec<u32> = b"abcd".iter().map(|&b| b as u32).collect();
+            let mut seen = std::collections::HashSet::new();
+            for _ in 0..1 + rng.below(40) {
+                let (a, b) = (ids[rng.below(ids.len())], ids[rng.below(ids.len())]);
+                if seen.insert((a, b)) {
+                    let m = 300 + merges.len() as u32;
+                    merges.push((a, b, m));
+                    ids.push(m);
+                }
+            }
+            let m = model(&merges);
+            for n in 1..FLAT_BELOW {
+                let piece: Vec<u8> = (0..n).map(|_| b"abcd"[rng.below(4)]).collect();
+                let symbols: Vec<u32> = piece.iter().map(|&b| b as u32).collect();
+                let mut flat = Vec::new();
+                m.merge_flat(&mut symbols.clone(), &mut flat);
+                assert_eq!(flat, m.merge_all(symbols), "round {round}, piece {:?}", String::from_utf8_lossy(&piece));
+            }
+        }
     }
 
     /// The thread's piece cache keeps each model's pieces apart and goes with its model.
