@@ -108,7 +108,7 @@ pub struct Backtrack {
     /// Tokens built out of rank order (and, for a merge list, split otherwise than the list
     /// does): the tables refuse the pieces that contain one (see `build::from_tokens`).
     avoid: Option<AhoCorasick>,
-    /// `valid_pair` answers for pairs of one- and two-byte tokens (see [`short`]).
+    /// `valid_pair` answers for pairs of short tokens, learnt as the loop asks (see [`short`]).
     short: short::ShortPairs,
 }
 

@@ -1,6 +1,7 @@
 //! A per-thread, per-owner cache of byte strings -> ids for the models whose parts all go through
 //! a cache (SentencePiece's chunks, pair-merge pieces): a hash map looked up by the bytes
-//! themselves, emptied when it outgrows [`BUDGET`]. The pre-token cache's line table (`lines`)
+//! themselves, emptied when it outgrows its owner's budget ([`super::CacheSlot`]; default
+//! [`BUDGET`]). The pre-token cache's line table (`lines`)
 //! was tried for SentencePiece and was slower there: every part, not only the pieces that need
 //! merging, goes through this one (`src/PERFORMANCE.md`, "Eleventh round").
 
