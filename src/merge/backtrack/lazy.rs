@@ -16,6 +16,14 @@ const PARTIAL_FRACTION: usize = 2;
 pub const PARTIAL_FIRST: usize = 4 << 10;
 /// Long-piece bytes after which a table for a small sub-vocabulary is built.
 pub const PARTIAL_BUILD_AFTER: usize = 16 << 10;
+/// A piece at least this long gets tables over its bytes even when all [`MAX_PARTIAL`] are taken
+/// (the least recently used go) or [`MAX_PARTIAL`] x 2 sets were found too big (the oldest is
+/// forgotten): its merge costs more than the build (random letters, 1 MiB: a few ms to build,
+/// 16 ms to merge against 25 with the full tables), so even a stream of such pieces in turns
+/// over more byte sets than there are slots costs at most about 1.3x. Before, a process that had
+/// met four byte sets in long pieces (a few scripts without spaces) merged every later one with
+/// the full tables: `benches/hostile.py`'s 10 MB of random letters (cl100k) 0.17 -> 0.25 s.
+pub const PARTIAL_REPLACE_FROM: usize = 1 << 20;
 
 /// Whether tables over `tokens` of a vocabulary of `total` tokens are worth building for a
 /// sub-vocabulary (else the full tables serve its pieces).
@@ -95,17 +103,22 @@ impl LazyTables {
         }
         let set = known.unwrap_or_else(|| ByteSet::of(piece));
         let mut partial = self.partial();
-        if let Some((_, t)) = partial.built.iter().find(|(s, _)| s.contains(&set)) {
-            return Some(t.clone());
+        if let Some(i) = partial.built.iter().position(|(s, _)| s.contains(&set)) {
+            partial.built[i..].rotate_left(1); // the most recently used last
+            return partial.built.last().map(|(_, t)| t.clone());
         }
         let seen = self.long_bytes.fetch_add(piece.len(), Ordering::Relaxed).saturating_add(piece.len());
+        let replace = piece.len() >= PARTIAL_REPLACE_FROM;
         if seen >= PARTIAL_BUILD_AFTER
-            && partial.built.len() < MAX_PARTIAL
-            && partial.too_big.len() < 2 * MAX_PARTIAL
+            && (partial.built.len() < MAX_PARTIAL || replace)
+            && (partial.too_big.len() < 2 * MAX_PARTIAL || replace)
             && !partial.too_big.iter().any(|s| set.contains(s))
         {
             match build(&set, true) {
                 Built::Tables(t) => {
+                    if partial.built.len() == MAX_PARTIAL {
+                        partial.built.remove(0);
+                    }
                     partial.built.push((set, t.clone()));
                     return Some(t);
                 }
@@ -113,6 +126,9 @@ impl LazyTables {
                 Built::Unsuitable => {
                     let _ = self.full.set(None);
                 }
+            }
+            if partial.too_big.len() == 2 * MAX_PARTIAL {
+                partial.too_big.remove(0);
             }
             partial.too_big.push(set);
         }
@@ -140,5 +156,46 @@ impl LazyTables {
     /// How many sub-vocabulary tables are built.
     pub fn partial_count(&self) -> usize {
         self.partial().built.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::Ranks;
+    use std::cell::RefCell;
+
+    /// All [`MAX_PARTIAL`] slots taken: a short piece over a new byte set gets no tables of its
+    /// own, a piece of [`PARTIAL_REPLACE_FROM`] bytes replaces the least recently used ones.
+    #[test]
+    fn a_long_piece_replaces_the_least_recently_used_tables() {
+        let ranks: Ranks = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        let lazy = LazyTables::default();
+        let builds = RefCell::new(Vec::new());
+        let build = |set: &ByteSet, partial: bool| {
+            assert!(partial, "the full tables are never due here");
+            builds.borrow_mut().push(*set);
+            Built::from(Backtrack::for_bytes(&ranks, set))
+        };
+        let piece = |b: u8, n: usize| vec![b; n];
+        // four byte sets, each past PARTIAL_BUILD_AFTER at once (below LINEAR_BUILD_AFTER in all)
+        for b in 0..MAX_PARTIAL as u8 {
+            assert!(lazy.for_piece(&piece(b, 20 << 10), None, build).is_some());
+        }
+        assert_eq!((builds.borrow().len(), lazy.partial_count()), (MAX_PARTIAL, MAX_PARTIAL));
+        // the first set used again: now the most recent
+        assert!(lazy.for_piece(&piece(0, 100), None, build).is_some());
+        // a short piece over a fifth set: no room, no build (and no full tables yet)
+        assert!(lazy.for_piece(&piece(9, 100), None, build).is_none());
+        assert_eq!(builds.borrow().len(), MAX_PARTIAL);
+        // a long one: built, replacing set 1 (the least recently used), not set 0
+        assert!(lazy.for_piece(&piece(9, PARTIAL_REPLACE_FROM), None, build).is_some());
+        assert_eq!((builds.borrow().len(), lazy.partial_count()), (MAX_PARTIAL + 1, MAX_PARTIAL));
+        let n = builds.borrow().len();
+        assert!(lazy.for_piece(&piece(0, 100), None, build).is_some());
+        assert!(lazy.for_piece(&piece(9, 100), None, build).is_some());
+        assert_eq!(builds.borrow().len(), n, "sets 0 and 9 are still built");
+        assert!(lazy.for_piece(&piece(1, PARTIAL_REPLACE_FROM), None, build).is_some());
+        assert_eq!(builds.borrow().len(), n + 1, "set 1 was replaced and is built again");
     }
 }
