@@ -131,6 +131,11 @@ const CACHE_MAX_PIECE: usize = 256;
 /// rarely repeat and are split further instead.
 const TAIL_CACHE_MAX: usize = 32;
 
+/// `encode_stages` recurses once per stage; a `Sequence` of more splits than this (real
+/// pre-tokenizers have at most 6; a hostile file could hold thousands) is cut stage by stage
+/// without the tail cache, so that no file can overflow the stack.
+const MAX_TAIL_STAGES: usize = 64;
+
 /// The first byte of a tail key: never the first byte of a raw piece of UTF-8 text, and raw
 /// pieces that start with it (`encode_piece` takes any bytes) are not cached.
 const TAIL_KEY: u8 = 0xFF;
@@ -512,11 +517,19 @@ impl PairBpe {
         let mut buf = Vec::new();
         let bytes = text.as_bytes();
         cache::with_bytes(&self.cache, |mut cache| {
-            if !self.split.isolated.is_empty() {
+            let stages = &self.split.isolated;
+            if !stages.is_empty() && stages.len() <= MAX_TAIL_STAGES {
                 let mut scratch = Stages { pieces: Vec::new(), key: Vec::new(), buf };
                 return self.encode_stages(text, (0, bytes.len()), 0, true, &mut scratch, out, &mut cache);
             }
             let mut piece = |s: usize, e: usize| self.encode_prefixed(&bytes[s..e], &mut buf, out, &mut cache);
+            if !stages.is_empty() {
+                // a file with more stages than any real one: stage by stage, no recursion
+                for (s, e) in RegexSplitter::isolate_all(stages, text)? {
+                    piece(s, e)?;
+                }
+                return Ok(());
+            }
             match &self.split.splitter {
                 Some(splitter) => splitter.for_each_piece(text, piece),
                 None if bytes.is_empty() => Ok(()), // an empty text is no piece to prefix
@@ -879,6 +892,27 @@ mod tests {
         m.set_cache_capacity(1 << 10);
         assert_eq!(m.encode("ab ab").unwrap(), vec![300, 32, 300]);
         assert_eq!(cache::cached(m.cache.owner(), b"ab"), (true, Some(vec![300])));
+    }
+
+    /// Thousands of split stages (a hostile file) neither overflow the stack nor change the ids:
+    /// past `MAX_TAIL_STAGES` they run one after the other.
+    #[test]
+    fn many_split_stages_run_without_recursion() {
+        let mut byte_ids = [0u32; 256];
+        for (b, slot) in byte_ids.iter_mut().enumerate() {
+            *slot = b as u32;
+        }
+        for n in [MAX_TAIL_STAGES, MAX_TAIL_STAGES + 1, 5000] {
+            let stages: Vec<String> = (0..n).map(|i| if i % 2 == 0 { "b".to_string() } else { "c+".to_string() }).collect();
+            let split = Split { splitter: None, isolated: RegexSplitter::all(&stages).unwrap(), text_prefix: false, piece_prefix: false };
+            let m = PairBpe::new(Symbols::Bytes(byte_ids), &[(97, 97, 300)], None, split).unwrap();
+            let text = "aabaaccaa".repeat(20);
+            // cut at every "b" and run of "c": "aa" merges, nothing else does
+            let want: Vec<u32> = std::iter::repeat_n([300, 98, 300, 99, 99, 300], 20).flatten().collect();
+            for _ in 0..2 {
+                assert_eq!(m.encode(&text).unwrap(), want, "{n} stages");
+            }
+        }
     }
 
     #[test]
