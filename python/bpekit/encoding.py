@@ -8,6 +8,7 @@ token; bpekit adds ``count``, ``encode_batch_to_numpy`` and ``split``.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 
@@ -353,8 +354,8 @@ class Encoding:
 
     @pretoken_cache_bytes.setter
     def pretoken_cache_bytes(self, value: int) -> None:
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise InputTypeError(f"pretoken_cache_bytes must be an int >= 0, got {value!r}")
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= sys.maxsize:
+            raise InputTypeError(f"pretoken_cache_bytes must be an int from 0 to {sys.maxsize}, got {value!r}")
         self._core_bpe.set_cache_capacity(value)
 
     @property

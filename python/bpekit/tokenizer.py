@@ -19,6 +19,7 @@ The file format is in ``formats/bpekit_file.py``.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -273,8 +274,8 @@ class Tokenizer:
 
     @pretoken_cache_bytes.setter
     def pretoken_cache_bytes(self, value: int) -> None:
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise InputTypeError(f"pretoken_cache_bytes must be an int >= 0, got {value!r}")
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= sys.maxsize:
+            raise InputTypeError(f"pretoken_cache_bytes must be an int from 0 to {sys.maxsize}, got {value!r}")
         if self.encoding is not None:
             self.encoding.pretoken_cache_bytes = value
             return

@@ -88,7 +88,7 @@ def test_budget_is_kept_and_bad_budgets_are_refused() -> None:
             assert enc.encode_ordinary("hello wörld, привет мир") == tiktoken_encoding("cl100k_base").encode_ordinary(
                 "hello wörld, привет мир"
             )
-        for bad in (-1, 1.5, "1", True, None):
+        for bad in (-1, 1.5, "1", True, None, 1 << 70):
             with pytest.raises(bpekit.errors.InputTypeError, match="pretoken_cache_bytes"):
                 enc.pretoken_cache_bytes = bad  # type: ignore[assignment]
     finally:
@@ -147,7 +147,7 @@ def test_pipeline_budget_survives_a_pickle_and_refuses_bad_values() -> None:
     again = pickle.loads(pickle.dumps(tok))
     assert again.pretoken_cache_bytes == 12345
     assert again.encode("hello world") == tok.encode("hello world")
-    for bad in (-1, 1.5, "1", True, None):
+    for bad in (-1, 1.5, "1", True, None, 1 << 70):
         with pytest.raises(bpekit.errors.InputTypeError, match="pretoken_cache_bytes"):
             tok.pretoken_cache_bytes = bad  # type: ignore[assignment]
     rank = Tokenizer.from_encoding(bpekit.get_encoding("cl100k_base"))
