@@ -261,8 +261,10 @@ class Tokenizer:
 
         On by default: a rank model's is its ``Encoding``'s (256 KiB per thread); a pipeline's
         (``tokenizer.json``, GGUF, SentencePiece) is 8 MiB per thread and model, emptied when it
-        fills. The budget belongs to the model, so tokenizers sharing a model share it. The cache
-        never changes results, only speed; setting the budget empties it on every thread.
+        fills; a pipeline that runs in Python (dropout, subword prefixes) keeps a dict of at most
+        budget / 256 entries (default 131,072). The budget belongs to the model, so tokenizers
+        sharing a model share it. The cache never changes results, only speed; setting the
+        budget empties it on every thread.
         """
         if self.encoding is not None:
             return self.encoding.pretoken_cache_bytes
