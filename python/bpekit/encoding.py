@@ -71,6 +71,13 @@ def _only_specials(allowed_special: object, disallowed_special: object) -> list[
     return list(allowed_special)  # type: ignore[call-overload]
 
 
+
+def cache_budget(value: object) -> int:
+    """``value`` as a cache budget in bytes (``pretoken_cache_bytes``), or ``InputTypeError``."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= sys.maxsize:
+        raise InputTypeError(f"pretoken_cache_bytes must be an int from 0 to {sys.maxsize}, got {value!r}")
+    return value
+
 class Encoding:
     """A byte-level BPE encoding: a pre-tokenizer pattern, mergeable ranks and special tokens."""
 
@@ -354,9 +361,7 @@ class Encoding:
 
     @pretoken_cache_bytes.setter
     def pretoken_cache_bytes(self, value: int) -> None:
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= sys.maxsize:
-            raise InputTypeError(f"pretoken_cache_bytes must be an int from 0 to {sys.maxsize}, got {value!r}")
-        self._core_bpe.set_cache_capacity(value)
+        self._core_bpe.set_cache_capacity(cache_budget(value))
 
     @property
     def eot_token(self) -> int:

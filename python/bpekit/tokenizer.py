@@ -19,13 +19,12 @@ The file format is in ``formats/bpekit_file.py``.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from bpekit import _core
 from bpekit.atomicfile import atomic_write
-from bpekit.encoding import Encoding, _check_text, _fix_surrogates, _valid_text
+from bpekit.encoding import Encoding, _check_text, _fix_surrogates, _valid_text, cache_budget
 from bpekit.errors import (
     FormatError,
     InputTypeError,
@@ -276,8 +275,7 @@ class Tokenizer:
 
     @pretoken_cache_bytes.setter
     def pretoken_cache_bytes(self, value: int) -> None:
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= sys.maxsize:
-            raise InputTypeError(f"pretoken_cache_bytes must be an int from 0 to {sys.maxsize}, got {value!r}")
+        value = cache_budget(value)
         if self.encoding is not None:
             self.encoding.pretoken_cache_bytes = value
             return

@@ -152,3 +152,29 @@ def test_pipeline_budget_survives_a_pickle_and_refuses_bad_values() -> None:
             tok.pretoken_cache_bytes = bad  # type: ignore[assignment]
     rank = Tokenizer.from_encoding(bpekit.get_encoding("cl100k_base"))
     assert rank.pretoken_cache_bytes == 256 << 10, "a rank model's is its Encoding's"
+
+
+def test_sentencepiece_budget() -> None:
+    """``SentencePieceBPE.pretoken_cache_bytes``: off, tiny and default budgets give the ids of a
+    fresh model, the budget survives a pickle, bad values are refused."""
+    import pickle
+
+    from bpekit.formats.sentencepiece.tokenizer import SentencePieceBPE
+
+    path = DATA / "spm" / "bpe_multi_bytefb_3000.model"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    docs = _bible_text().split("\n")[:300]
+    want = [SentencePieceBPE.load(path).encode(d) for d in docs]
+    sp = SentencePieceBPE.load(path)
+    assert sp.pretoken_cache_bytes == 8 << 20
+    for budget in (0, 100, 4096, 8 << 20):
+        sp.pretoken_cache_bytes = budget
+        assert sp.pretoken_cache_bytes == budget
+        for _ in range(2):
+            assert [sp.encode(d) for d in docs] == want, f"budget {budget}"
+    sp.pretoken_cache_bytes = 4096
+    assert pickle.loads(pickle.dumps(sp)).pretoken_cache_bytes == 4096
+    for bad in (-1, 1.5, "1", True, None, 1 << 70):
+        with pytest.raises(bpekit.errors.InputTypeError, match="pretoken_cache_bytes"):
+            sp.pretoken_cache_bytes = bad  # type: ignore[assignment]

@@ -16,6 +16,7 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import Any, overload
 
+from bpekit.encoding import cache_budget
 from bpekit.errors import EncodeError, FormatError, InputTypeError, InvalidTokenError
 from bpekit.formats.sentencepiece.bpe import BpeEncoder
 from bpekit.formats.sentencepiece.decoder import decode_ids, decode_pieces
@@ -51,6 +52,21 @@ class SentencePieceBPE:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._core = core_encoder(self.model)
+        if state.get("_cache_bytes") is not None:
+            self._core.set_cache_capacity(state["_cache_bytes"])
+
+    @property
+    def pretoken_cache_bytes(self) -> int:
+        """Byte budget of the per-thread cache of merged chunks (a word and its leading ``▁``):
+        8 MiB per thread by default, emptied when it fills; 0 turns it off. The budget belongs to
+        the model (SentencePieceBPE objects of one model share it); setting it empties the cache
+        on every thread. The cache never changes results, only speed."""
+        return int(self._core.cache_capacity())
+
+    @pretoken_cache_bytes.setter
+    def pretoken_cache_bytes(self, value: int) -> None:
+        self._cache_bytes = cache_budget(value)
+        self._core.set_cache_capacity(self._cache_bytes)
 
     @classmethod
     def load(cls, source: str | os.PathLike[str] | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> SentencePieceBPE:
