@@ -149,7 +149,7 @@ impl CoreBpe {
     /// Runs `f` with this thread's pre-token cache for this encoder (if enabled and free).
     #[inline]
     fn with_cache<R>(&self, f: impl FnOnce(Option<&mut PieceCache>) -> R) -> R {
-        cache::with_cache(self.cache.owner(), self.cache_capacity() > 0, f)
+        cache::with_cache(&self.cache, f)
     }
 
     /// Encodes text with no special-token handling; appends to `out` and returns the number of

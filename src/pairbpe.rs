@@ -135,6 +135,8 @@ const TAIL_CACHE_MAX: usize = 32;
 /// pre-tokenizers have at most 6; a hostile file could hold thousands) is cut stage by stage
 /// without the tail cache, so that no file can overflow the stack.
 const MAX_TAIL_STAGES: usize = 64;
+// a tail key holds the stage's number in one byte
+const _: () = assert!(MAX_TAIL_STAGES <= u8::MAX as usize);
 
 /// The first byte of a tail key: never the first byte of a raw piece of UTF-8 text, and raw
 /// pieces that start with it (`encode_piece` takes any bytes) are not cached.
@@ -560,7 +562,7 @@ impl PairBpe {
         if stage == stages.len() {
             return self.encode_prefixed(&text.as_bytes()[s..e], &mut scratch.buf, out, cache);
         }
-        let cached = tail && e - s <= TAIL_CACHE_MAX && cache.is_some() && stage < 256;
+        let cached = tail && e - s <= TAIL_CACHE_MAX && cache.is_some();
         if cached {
             scratch.key.clear();
             scratch.key.extend_from_slice(&[TAIL_KEY, stage as u8]);

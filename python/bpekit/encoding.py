@@ -71,12 +71,12 @@ def _only_specials(allowed_special: object, disallowed_special: object) -> list[
     return list(allowed_special)  # type: ignore[call-overload]
 
 
-
 def cache_budget(value: object) -> int:
     """``value`` as a cache budget in bytes (``pretoken_cache_bytes``), or ``InputTypeError``."""
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= sys.maxsize:
         raise InputTypeError(f"pretoken_cache_bytes must be an int from 0 to {sys.maxsize}, got {value!r}")
     return value
+
 
 class Encoding:
     """A byte-level BPE encoding: a pre-tokenizer pattern, mergeable ranks and special tokens."""

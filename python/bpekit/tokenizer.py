@@ -176,6 +176,10 @@ class Tokenizer:
         self._normalize = (n.normalize, n.ascii_invariant) if n is not None else (None, False)
         self._pieces: dict[str, list[int]] = {}
         self._built_for = key
+        self._push_cache_budget()
+
+    def _push_cache_budget(self) -> None:
+        """Gives the Rust model this tokenizer derived the budget set on it (if one was)."""
         budget = getattr(self, "_cache_bytes", None)
         if budget is not None and hasattr(self._fast, "set_cache_capacity"):
             self._fast.set_cache_capacity(budget)
@@ -281,8 +285,7 @@ class Tokenizer:
             return
         self._cache_bytes = value
         self._refresh()
-        if hasattr(self._fast, "set_cache_capacity"):
-            self._fast.set_cache_capacity(value)
+        self._push_cache_budget()
         self._pieces = {}
 
     # ---- vocabulary ----

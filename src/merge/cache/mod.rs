@@ -212,13 +212,13 @@ thread_local! {
     static CACHES: RefCell<FxHashMap<u64, PieceCache>> = RefCell::new(FxHashMap::default());
 }
 
-/// Runs `f` with this thread's cache for encoder `owner`; `None` if caching is off or the cache is
-/// already in use further up this thread's stack.
-pub fn with_cache<R>(owner: u64, enabled: bool, f: impl FnOnce(Option<&mut PieceCache>) -> R) -> R {
-    if !enabled {
+/// Runs `f` with this thread's cache for `slot`'s owner; `None` if its budget is 0 or the cache
+/// is already in use further up this thread's stack (as [`with_bytes`] for the other caches).
+pub fn with_cache<R>(slot: &CacheSlot, f: impl FnOnce(Option<&mut PieceCache>) -> R) -> R {
+    if slot.capacity() == 0 {
         return f(None);
     }
-    CACHES.with(|c| with_owned(c, owner, f))
+    CACHES.with(|c| with_owned(c, slot.owner(), f))
 }
 
 /// Runs `f` with `owner`'s entry of a thread's per-encoder caches (made if missing), or with
