@@ -90,6 +90,11 @@ def ranks_from_merges(merges: Iterable[Pair]) -> dict[bytes, int]:
     return ranks
 
 
+# The stages `Tokenizer._refresh` derives the Rust splitter and model (and added-token matchers)
+# from, by their place in its key.
+_STAGE_KEYS = {"normalizer": 0, "pre_tokenizer": 1, "model": 2, "added_tokens": 3}
+
+
 class Tokenizer:
     """A tokenizer pipeline: added tokens, ``normalizer``, ``pre_tokenizer``, ``model``,
     ``post_processor``, ``decoder`` (Hugging Face's design), loaded from any supported file with
@@ -142,9 +147,14 @@ class Tokenizer:
         self._built_for: tuple[int, ...] = ()
         self._refresh()
 
-    # What a Tokenizer derives from its stages (the Rust splitter and model, caches): left out of
-    # a pickle and rebuilt after it, so that a pipeline crosses to other processes.
-    _DERIVED = ("_splitter", "_fast", "_added_fast", "_normalize", "_pieces", "_built_for", "_decode_built")
+    # What a Tokenizer derives from its stages (the Rust splitter and model, caches, the bound
+    # `encode`): left out of a pickle and rebuilt after it, so that a pipeline crosses to other
+    # processes.
+    _DERIVED = ("_splitter", "_fast", "_added_fast", "_normalize", "_pieces", "_built_for", "_decode_built",
+                "encode", "_calls_bound")
+    # Whether `encode` was bound in Rust (or found not bindable) since a public attribute was last
+    # assigned; see `_bind_calls`.
+    _calls_bound = False
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in self._DERIVED}
@@ -155,28 +165,69 @@ class Tokenizer:
             self._built_for = ()
             self._refresh()
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Assigning a public attribute (a stage, the encoding, ...) drops the bound ``encode``,
+        which the class method binds again on its next call, and marks a replaced stage for
+        ``_refresh`` (by name, not by ``id``: a new stage may reuse a freed one's address)."""
+        object.__setattr__(self, name, value)
+        if name[0] != "_":
+            d = self.__dict__
+            d.pop("encode", None)
+            d["_calls_bound"] = False
+            if (i := _STAGE_KEYS.get(name)) is not None and len(built := d.get("_built_for", ())) == len(_STAGE_KEYS):
+                d["_built_for"] = (*built[:i], None, *built[i + 1:])
+
+    def _stage_key(self) -> tuple[int, ...]:
+        return (id(self.normalizer), id(self.pre_tokenizer), id(self.model), id(self.added_tokens))
+
     def _refresh(self) -> None:
         """Rebuilds what depends on the stages when one was replaced (stages are values: replace a
         stage rather than change it in place)."""
-        key = (id(self.normalizer), id(self.pre_tokenizer), id(self.model))
+        key = self._stage_key()
         if key == self._built_for:
             return
-        if id(self.normalizer) != (self._built_for or (None,))[0]:
+        built = self._built_for or (None,) * len(_STAGE_KEYS)
+        if key[0] != built[0]:
             normalize = self.normalizer.normalize if self.normalizer is not None else None
             self.added_tokens = AddedVocabulary(self.added_tokens.tokens, normalize)
-        self._splitter = core_splitter(self.pre_tokenizer) if isinstance(self.model, BPE) else None
-        self._fast = core_model(self.pre_tokenizer, self.model) if self._splitter is not None else None
-        if isinstance(self.model, SentencePieceStage) and self.pre_tokenizer is None:
-            self._fast = self.model.spm._core  # normalizes and merges a segment in one Rust call
-        elif isinstance(self.model, BPE) and self.pre_tokenizer is None:
-            self._fast = self.model.fast_merge  # a segment is one word (Llama-2-style files)
+        if key[:3] != built[:3]:  # the Rust splitter and model
+            self._splitter = core_splitter(self.pre_tokenizer) if isinstance(self.model, BPE) else None
+            self._fast = core_model(self.pre_tokenizer, self.model) if self._splitter is not None else None
+            if isinstance(self.model, SentencePieceStage) and self.pre_tokenizer is None:
+                self._fast = self.model.spm._core  # normalizes and merges a segment in one Rust call
+            elif isinstance(self.model, BPE) and self.pre_tokenizer is None:
+                self._fast = self.model.fast_merge  # a segment is one word (Llama-2-style files)
+            self._pieces: dict[str, list[int]] = {}
+            self._push_cache_budget()
         # the pair model cuts added tokens itself (`encode_added`), unless one is single_word
         self._added_fast = self.added_tokens.rust_matchers if isinstance(self._fast, _core.PairBPE) else None
         n = self.normalizer  # what `encode_added` needs of it: the call, and whether ASCII is left as it is
         self._normalize = (n.normalize, n.ascii_invariant) if n is not None else (None, False)
-        self._pieces: dict[str, list[int]] = {}
-        self._built_for = key
-        self._push_cache_budget()
+        self._built_for = self._stage_key()  # (the added tokens may be new)
+
+    def _bind_calls(self) -> None:
+        """Binds ``encode`` on this instance in Rust (``_core.TokenizerCalls``: no Python frame)
+        where the core encodes a text in one call: a rank model, or a pair model whose added tokens
+        Rust cuts. The bound call takes ``encode(text)`` with ``add_special_tokens`` ``True`` or
+        ``False`` (a rank model: and tiktoken's special-token policies); any other call comes back
+        here."""
+        d = self.__dict__
+        d.pop("encode", None)
+        calls = None
+        if type(self).encode is Tokenizer.encode:
+            if self.encoding is not None:
+                if type(self.encoding).encode is Encoding.encode:
+                    calls = _core.TokenizerCalls.rank(self.encoding._core_bpe, self)
+            else:
+                self._refresh()
+                matchers = self._added_fast
+                if matchers is None and self.normalizer is None and not self.added_tokens.strings:
+                    matchers = (None, None)
+                if isinstance(self._fast, _core.PairBPE) and matchers is not None:
+                    calls = _core.TokenizerCalls.pair(self._fast, *matchers, *self._normalize, self)
+        if calls is not None:
+            d["encode"] = calls.method()
+        d["_calls_bound"] = True
 
     def _push_cache_budget(self) -> None:
         """Gives the Rust model this tokenizer derived the budget set on it (if one was)."""
@@ -348,6 +399,8 @@ class Tokenizer:
         """Token ids of ``text``. Rank models follow tiktoken's special-token policy
         (``allowed_special``/``disallowed_special``); pipelines match added tokens always, as
         Hugging Face does, and run the post-processor when ``add_special_tokens``."""
+        if not self._calls_bound:
+            self._bind_calls()
         if self.encoding is not None:
             ids = self.encoding.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
         else:

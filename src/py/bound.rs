@@ -37,41 +37,83 @@ use std::sync::Mutex;
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct EncodingCalls {
     core: Py<CoreBPE>,
-    /// The `Encoding` these calls are bound to (its methods take every other call). It holds
-    /// the bound calls in its `__dict__`, and they hold this object: a cycle, hence
-    /// `__traverse__` / `__clear__`. (A mutex, not a mutable class: the fast path then skips
-    /// PyO3's borrow flag; only the slow path locks.)
-    owner: Mutex<Option<Py<PyAny>>>,
+    /// The `Encoding` these calls are bound to (its methods take every other call).
+    owner: Owner,
+}
+
+/// The object bound calls belong to, whose class methods take every call the fast path does not.
+/// It holds the bound calls in its `__dict__`, and they hold this: a cycle, hence the owners'
+/// `__traverse__` / `__clear__`. (A mutex, not a mutable class: the fast path then skips PyO3's
+/// borrow flag; only the slow path locks.)
+pub(super) struct Owner(Mutex<Option<Py<PyAny>>>);
+
+impl Owner {
+    pub(super) fn new(owner: Py<PyAny>) -> Owner {
+        Owner(Mutex::new(Some(owner)))
+    }
+
+    /// The owner (an error once the collector has cleared it).
+    pub(super) fn get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let owner = self.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|o| o.clone_ref(py));
+        owner
+            .map(|o| o.into_bound(py))
+            .ok_or_else(|| pyo3::exceptions::PyReferenceError::new_err("the object of these bound calls was collected"))
+    }
+
+    /// `type(owner).<name>(owner, *args, **kwargs)`: the Python method, which raises every error.
+    pub(super) fn call_method<'py>(&self, py: Python<'py>, name: &str, args: &Args<'_>) -> PyResult<Bound<'py, PyAny>> {
+        let owner = self.get(py)?;
+        let kwargs = PyDict::new(py);
+        for i in 0..args.keywords() {
+            kwargs.set_item(args.name(py, i), args.value(py, args.positional + i))?;
+        }
+        let all: Vec<Bound<'py, PyAny>> = std::iter::once(owner.clone()).chain((0..args.positional).map(|i| args.value(py, i).to_owned())).collect();
+        let all = PyTuple::new(py, all)?;
+        owner.get_type().getattr(PyString::new(py, name))?.call(all, Some(&kwargs))
+    }
+
+    pub(super) fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        // never blocks: the lock is only taken with the GIL held, as the collector holds it now
+        match self.0.try_lock() {
+            Ok(owner) => visit.call(&*owner),
+            Err(_) => Ok(()),
+        }
+    }
+
+    pub(super) fn clear(&self) {
+        let owner = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+        drop(owner);
+    }
 }
 
 /// The arguments of one call as CPython passes them to a `METH_FASTCALL | METH_KEYWORDS` function:
 /// the positional ones, then the value of each keyword named in `names` (null when none).
-struct Args<'a> {
+pub(super) struct Args<'a> {
     values: &'a [*mut ffi::PyObject],
-    positional: usize,
+    pub(super) positional: usize,
     names: *mut ffi::PyObject,
 }
 
 impl<'a> Args<'a> {
     /// Argument `i` (positional, then keyword values).
-    fn value<'py>(&self, py: Python<'py>, i: usize) -> Borrowed<'a, 'py, PyAny> {
+    pub(super) fn value<'py>(&self, py: Python<'py>, i: usize) -> Borrowed<'a, 'py, PyAny> {
         // SAFETY: every entry of `values` is a reference CPython holds for the whole call.
         unsafe { Borrowed::from_ptr(py, self.values[i]) }
     }
 
     /// The name of keyword `i`.
-    fn name<'py>(&self, py: Python<'py>, i: usize) -> Borrowed<'a, 'py, PyAny> {
+    pub(super) fn name<'py>(&self, py: Python<'py>, i: usize) -> Borrowed<'a, 'py, PyAny> {
         // SAFETY: `names` is a tuple of `values.len() - positional` strings, alive for the call.
         unsafe { Borrowed::from_ptr(py, ffi::PyTuple_GET_ITEM(self.names, i as ffi::Py_ssize_t)) }
     }
 
-    fn keywords(&self) -> usize {
+    pub(super) fn keywords(&self) -> usize {
         self.values.len() - self.positional
     }
 
     /// Whether keyword `i` is `name` (keyword names are interned: identity first, a string
     /// comparison only otherwise).
-    fn name_is(&self, py: Python<'_>, i: usize, name: &Bound<'_, PyString>) -> PyResult<bool> {
+    pub(super) fn name_is(&self, py: Python<'_>, i: usize, name: &Bound<'_, PyString>) -> PyResult<bool> {
         let k = self.name(py, i);
         Ok(k.is(name) || k.eq(name)?)
     }
@@ -83,14 +125,21 @@ impl<'a> Args<'a> {
         if self.positional != 1 {
             return Ok(None);
         }
+        self.policy(py, core, |_| Ok(false))
+    }
+
+    /// The policy of the keywords `allowed_special` / `disallowed_special` (absent: the
+    /// defaults), if recognised; any other keyword `i` must be accepted by `other(i)`, else
+    /// `None`.
+    pub(super) fn policy(&self, py: Python<'_>, core: &CoreBPE, mut other: impl FnMut(usize) -> PyResult<bool>) -> PyResult<Option<Policy>> {
         let (mut allowed, mut disallowed) = (None, None);
         let (a, d) = (intern!(py, "allowed_special"), intern!(py, "disallowed_special"));
         for i in 0..self.keywords() {
             if self.name_is(py, i, a)? {
-                allowed = Some(self.value(py, 1 + i));
+                allowed = Some(self.value(py, self.positional + i));
             } else if self.name_is(py, i, d)? {
-                disallowed = Some(self.value(py, 1 + i));
-            } else {
+                disallowed = Some(self.value(py, self.positional + i));
+            } else if !other(i)? {
                 return Ok(None);
             }
         }
@@ -145,24 +194,38 @@ impl EncodingCalls {
         }
     }
 
-    /// One call: the core's when [`EncodingCalls::fast`] takes it, else `type(owner).<name>(owner,
-    /// *args, **kwargs)`, the Python method (which raises every error).
+    /// One call: the core's when [`EncodingCalls::fast`] takes it, else the `Encoding`'s Python
+    /// method.
     fn call<'py>(&self, py: Python<'py>, which: Call, args: &Args<'_>) -> PyResult<Bound<'py, PyAny>> {
         if let Some(out) = self.fast(py, which, args)? {
             return Ok(out);
         }
-        let owner = self.owner.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|o| o.clone_ref(py));
-        let Some(owner) = owner.map(|o| o.into_bound(py)) else {
-            return Err(pyo3::exceptions::PyReferenceError::new_err("the Encoding of these calls was collected"));
-        };
-        let kwargs = PyDict::new(py);
-        for i in 0..args.keywords() {
-            kwargs.set_item(args.name(py, i), args.value(py, args.positional + i))?;
-        }
-        let all: Vec<Bound<'py, PyAny>> = std::iter::once(owner.clone()).chain((0..args.positional).map(|i| args.value(py, i).to_owned())).collect();
-        let all = PyTuple::new(py, all)?;
-        owner.get_type().getattr(PyString::new(py, which.name()))?.call(all, Some(&kwargs))
+        self.owner.call_method(py, which.name(), args)
     }
+}
+
+impl BoundCalls for EncodingCalls {
+    type Which = Call;
+
+    fn call<'py>(&self, py: Python<'py>, which: Call, args: &Args<'_>) -> PyResult<Bound<'py, PyAny>> {
+        EncodingCalls::call(self, py, which, args)
+    }
+}
+
+/// A class whose bound builtins [`vectorcall`] runs.
+pub(super) trait BoundCalls: pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::True> + Sync {
+    /// Which of its calls a builtin is.
+    type Which: Copy;
+
+    fn call<'py>(&self, py: Python<'py>, which: Self::Which, args: &Args<'_>) -> PyResult<Bound<'py, PyAny>>;
+}
+
+/// A builtin function whose `__self__` is `slf`, running `def` (static, never written).
+pub(super) fn builtin<'py>(slf: &Bound<'py, PyAny>, def: &'static ffi::PyMethodDef) -> PyResult<Bound<'py, PyAny>> {
+    let def = def as *const ffi::PyMethodDef as *mut ffi::PyMethodDef;
+    // SAFETY: `def` is static and never written (CPython only reads it); `slf` is a live object
+    // the new function holds a reference to. A null result has set the error.
+    unsafe { Bound::from_owned_ptr_or_err(slf.py(), ffi::PyCMethod_New(def, slf.as_ptr(), std::ptr::null_mut(), std::ptr::null_mut())) }
 }
 
 /// The body of the bound builtins: the arguments as CPython passes a `METH_FASTCALL |
@@ -170,9 +233,9 @@ impl EncodingCalls {
 /// null), an error or a panic turned into a raised exception.
 ///
 /// # Safety
-/// Called by CPython with the GIL held, `slf` the function's `self` (an `EncodingCalls`, as
-/// [`EncodingCalls::method`] made it) and `args` / `nargs` / `kwnames` as the convention gives them.
-unsafe fn vectorcall(which: Call, slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+/// Called by CPython with the GIL held, `slf` the function's `self` (a `T`, as [`builtin`] made
+/// it) and `args` / `nargs` / `kwnames` as the convention gives them.
+pub(super) unsafe fn vectorcall<T: BoundCalls>(which: T::Which, slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
     // SAFETY: CPython holds the GIL while it runs a builtin function.
     let py = unsafe { Python::assume_attached() };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -186,7 +249,7 @@ unsafe fn vectorcall(which: Call, slf: *mut ffi::PyObject, args: *const *mut ffi
         };
         // SAFETY: `slf` is the function's `self`, alive for the call.
         let calls = unsafe { Borrowed::from_ptr(py, slf) };
-        let calls = calls.cast::<EncodingCalls>()?;
+        let calls = calls.cast::<T>()?;
         calls.get().call(py, which, &Args { values, positional, names: kwnames })
     }));
     let err = match outcome {
@@ -205,7 +268,7 @@ unsafe fn vectorcall(which: Call, slf: *mut ffi::PyObject, args: *const *mut ffi
 macro_rules! bound_calls {
     ($($call:ident $name:literal $cname:literal $func:ident $doc:literal;)*) => {
         #[derive(Clone, Copy)]
-        enum Call {
+        pub(super) enum Call {
             $($call,)*
         }
 
@@ -220,7 +283,7 @@ macro_rules! bound_calls {
         $(
             unsafe extern "C" fn $func(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
                 // SAFETY: called by CPython as a `METH_FASTCALL | METH_KEYWORDS` function.
-                unsafe { vectorcall(Call::$call, slf, args, nargs, kwnames) }
+                unsafe { vectorcall::<EncodingCalls>(Call::$call, slf, args, nargs, kwnames) }
             }
         )*
 
@@ -235,8 +298,8 @@ macro_rules! bound_calls {
     };
 }
 
-/// The method table of the bound builtins, in the order of `Call`.
-struct Methods(&'static [ffi::PyMethodDef]);
+/// A method table of bound builtins (for `EncodingCalls`, in the order of `Call`).
+pub(super) struct Methods(pub(super) &'static [ffi::PyMethodDef]);
 
 // SAFETY: the table is never written; its pointers are to static strings and functions.
 unsafe impl Sync for Methods {}
@@ -266,7 +329,7 @@ bound_calls! {
 impl EncodingCalls {
     #[new]
     fn new(core: Py<CoreBPE>, owner: Py<PyAny>) -> Self {
-        EncodingCalls { core, owner: Mutex::new(Some(owner)) }
+        EncodingCalls { core, owner: Owner::new(owner) }
     }
 
     /// The bound call `name` (one of `Call::ALL`): a builtin function whose `__self__` is this
@@ -275,23 +338,15 @@ impl EncodingCalls {
         let Some(&(_, which)) = Call::ALL.iter().find(|(n, _)| *n == name) else {
             return Err(pyo3::exceptions::PyValueError::new_err(format!("no bound call {name:?}")));
         };
-        let def = &METHODS.0[which as usize] as *const ffi::PyMethodDef as *mut ffi::PyMethodDef;
-        // SAFETY: `def` is static and never written (CPython only reads it); `slf` is a live
-        // object the new function holds a reference to. A null result has set the error.
-        unsafe { Bound::from_owned_ptr_or_err(slf.py(), ffi::PyCMethod_New(def, slf.as_ptr(), std::ptr::null_mut(), std::ptr::null_mut())) }
+        builtin(slf.as_any(), &METHODS.0[which as usize])
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.core)?;
-        // never blocks: the lock is only taken with the GIL held, as the collector holds it now
-        match self.owner.try_lock() {
-            Ok(owner) => visit.call(&*owner),
-            Err(_) => Ok(()),
-        }
+        self.owner.traverse(&visit)
     }
 
     fn __clear__(&self) {
-        let owner = self.owner.lock().unwrap_or_else(|e| e.into_inner()).take();
-        drop(owner);
+        self.owner.clear();
     }
 }

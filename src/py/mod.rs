@@ -12,6 +12,7 @@ mod ints;
 mod pairbpe;
 mod sentencepiece;
 mod text;
+mod tokenizer_calls;
 mod train;
 
 use crate::error::Error;
@@ -88,6 +89,7 @@ pub(crate) fn panic_err(py: Python<'_>, p: Box<dyn std::any::Any + Send>) -> PyE
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encoder::CoreBPE>()?;
     m.add_class::<bound::EncodingCalls>()?;
+    m.add_class::<tokenizer_calls::TokenizerCalls>()?;
     m.add_class::<decode::ByteLevelIds>()?;
     m.add_class::<decode::SentencePieceIds>()?;
     m.add_function(wrap_pyfunction!(encoder::parse_tiktoken_ranks, m)?)?;

@@ -118,15 +118,7 @@ impl PairBPE {
         ascii_invariant: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let text = utf8(&text)?; // lone surrogates fixed as tiktoken does
-        let prepared = Prepared::new(py, &text, raw.as_deref(), normalize.as_ref(), ascii_invariant)?;
-        let norm = norm.as_deref();
-        let work = || {
-            let mut out = Vec::new();
-            self.encode_prepared(&prepared, norm, &mut out)?;
-            Ok(out)
-        };
-        let ids = if text.len() < HOLD_GIL_BELOW { run_held(py, work)? } else { run(py, work)? };
-        self.ints.list(py, &ids)
+        self.encode_text(py, &text, raw.as_deref(), norm.as_deref(), normalize.as_ref(), ascii_invariant)
     }
 
     /// `encode_added` of each text, in parallel (`num_threads` 0 = one per core): the raw cut
@@ -236,6 +228,27 @@ impl<'a> Prepared<'a> {
 }
 
 impl PairBPE {
+    /// `encode_added` of `text` (UTF-8 already, lone surrogates fixed), for the bound
+    /// `Tokenizer.encode` too (`tokenizer_calls.rs`).
+    pub(super) fn encode_text<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        raw: Option<&LiteralMatcher>,
+        norm: Option<&LiteralMatcher>,
+        normalize: Option<&Bound<'py, PyAny>>,
+        ascii_invariant: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let prepared = Prepared::new(py, text, raw, normalize, ascii_invariant)?;
+        let work = || {
+            let mut out = Vec::new();
+            self.encode_prepared(&prepared, norm, &mut out)?;
+            Ok(out)
+        };
+        let ids = if text.len() < HOLD_GIL_BELOW { run_held(py, work)? } else { run(py, work)? };
+        self.ints.list(py, &ids)
+    }
+
     /// The ids of a prepared text: each part cut at `norm`'s tokens and the pieces between them
     /// encoded, the raw tokens between the parts.
     fn encode_prepared(&self, p: &Prepared<'_>, norm: Option<&LiteralMatcher>, out: &mut Vec<u32>) -> crate::Result<()> {

@@ -1,0 +1,190 @@
+"""`Tokenizer.encode` bound in Rust (`_core.TokenizerCalls`, src/py/tokenizer_calls.rs) against the
+class method it shadows.
+
+A pair-merge pipeline (GPT-NeoX's ``tokenizer.json``, the byte-level GGUF vocabularies) or a rank
+model gets ``encode`` bound on the instance; the bound call takes ``encode(text)`` with
+``add_special_tokens`` ``True`` or ``False``, and everything else goes to ``Tokenizer.encode``. Both
+must give the same ids or the same exception (type and message) for every call, a replaced stage
+must be seen by the next call, and the binding must survive pickling and copying without tying
+two tokenizers together or keeping one alive.
+"""
+
+from __future__ import annotations
+
+import copy
+import gc
+import pickle
+import random
+import weakref
+
+import bpekit
+import pytest
+from bpekit import Tokenizer
+from bpekit.pipeline.added_tokens import AddedVocabulary
+from datapaths import DATA
+
+FILES = {
+    "neox": DATA / "hf" / "gpt-neox-20b.tokenizer.json",
+    "llama3": DATA / "gguf" / "ggml-vocab-llama-bpe.gguf",
+    "qwen2": DATA / "gguf" / "ggml-vocab-qwen2.gguf",
+    "deepseek": DATA / "gguf" / "ggml-vocab-deepseek-llm.gguf",
+    "gpt2": DATA / "gguf" / "ggml-vocab-gpt-2.gguf",
+}
+ALPHABET = ["a", "e", " ", "  ", "\n", "The", " the", "é", "e\u0301", "日本", "😀", "\ud800", "\0", "1234", "'s", "\t"]
+
+
+def load(name: str) -> Tokenizer:
+    if name == "cl100k":
+        return Tokenizer.from_encoding(bpekit.get_encoding("cl100k_base"))
+    path = FILES[name]
+    if not path.is_file():
+        pytest.skip(f"{path} not found (set BPEKIT_TEST_DATA)")
+    return Tokenizer.from_file(path)
+
+
+def outcome(fn, *args, **kwargs):
+    """("ok", result) or ("err", exception type, message)."""
+    try:
+        return ("ok", fn(*args, **kwargs))
+    except Exception as e:  # noqa: BLE001 (comparing every failure)
+        return ("err", type(e), str(e))
+
+
+def texts(tok: Tokenizer, n: int, seed: int) -> list[str]:
+    """Random texts over ``ALPHABET`` and a few of the tokenizer's added tokens, short and long."""
+    rng = random.Random(seed)
+    words = ALPHABET + sorted(tok.added_tokens.strings.values())[:6] + ["<|endoftext|>"]
+    out = ["", "hi", " ", "<|endoftext|>"]
+    for i in range(n):
+        k = rng.randrange(2000 if i % 10 == 0 else 30)  # some past the GIL threshold
+        out.append("".join(rng.choice(words) for _ in range(k)))
+    return out
+
+
+def bound_encode(tok: Tokenizer):
+    tok.encode("x")  # the first call binds
+    bound = tok.encode
+    assert type(bound.__self__) is bpekit._core.TokenizerCalls, "the fast path is the one under test"
+    return bound
+
+
+@pytest.mark.parametrize("name", ["neox", "llama3", "qwen2", "deepseek", "gpt2", "cl100k"])
+def test_bound_encode_answers_as_the_class_method(name: str) -> None:
+    tok = load(name)
+    bound = bound_encode(tok)
+    calls: list[tuple[tuple, dict]] = []
+    for t in texts(tok, 60, seed=len(name)):
+        calls += [((t,), {}), ((t, False), {}), ((t, True), {}), ((t,), {"add_special_tokens": True}),
+                  ((t,), {"add_special_tokens": False})]  # fmt: skip
+    for t in ["a <|endoftext|>", "x"]:
+        calls += [
+            ((t, 1), {}), ((t, None), {}), ((t,), {"add_special_tokens": 0}), ((t,), {"allowed_special": "all"}),
+            ((t,), {"disallowed_special": ()}), ((t, True), {"allowed_special": "all"}), ((t, False), {"add_special_tokens": False}),
+            ((t,), {"add_special_tokens": True, "foo": 1}), ((), {"text": t}), ((t, False, 3), {}),
+            ((t,), {"allowed_special": {"<|endoftext|>"}}),
+        ]  # fmt: skip
+    calls += [((b"x",), {}), ((None,), {}), ((5, True), {}), ((), {}), ((bytearray(b"x"),), {"add_special_tokens": False})]
+    for args, kwargs in calls:
+        assert outcome(bound, *args, **kwargs) == outcome(Tokenizer.encode, tok, *args, **kwargs), (args, kwargs)
+
+
+@pytest.mark.parametrize("name", ["neox", "cl100k"])
+def test_bound_encode_keeps_the_size_limit(name: str) -> None:
+    tok = load(name)
+    bound = bound_encode(tok)
+    before = bpekit.get_limits()
+    try:
+        bpekit.set_limits(max_input_bytes=100)
+        for t in ["a" * 100, "a" * 101, "é" * 60, "x" * 10_000]:
+            got = outcome(bound, t)
+            assert got == outcome(Tokenizer.encode, tok, t), t
+            assert (got[0] == "err") == (len(t.encode()) > 100)
+    finally:
+        bpekit.set_limits(**before)
+
+
+def test_replaced_stages_are_seen_by_the_next_call() -> None:
+    """Assigning a stage drops the bound call; the next call binds one for the new stages (the
+    added tokens were missed before: the Rust matchers were made once, at the first refresh)."""
+    tok = load("neox")
+    text = "hello <|endoftext|> caf\u0065\u0301"
+    with_eot = bound_encode(tok)(text)
+    assert 0 in with_eot  # <|endoftext|>
+    tokens = tok.added_tokens.tokens
+    tok.added_tokens = AddedVocabulary([t for t in tokens if t.content != "<|endoftext|>"], tok.normalizer.normalize)
+    without = tok.encode(text)
+    assert 0 not in without and tok.decode(without) == tok.decode(with_eot)
+    assert type(tok.encode.__self__) is bpekit._core.TokenizerCalls  # bound again
+    tok.added_tokens = AddedVocabulary(tokens, tok.normalizer.normalize)
+    assert tok.encode(text) == with_eot
+    # the normalizer (NFC) joins e + U+0301; without it the ids differ
+    nfc = tok.normalizer
+    tok.normalizer = None
+    assert tok.encode(text) != with_eot
+    assert tok.encode(text) == Tokenizer.encode(tok, text)
+    tok.normalizer = nfc
+    assert tok.encode(text) == with_eot
+
+
+def test_post_processor_is_read_at_each_call() -> None:
+    tok = load("llama3")
+    bound = bound_encode(tok)
+    bos = tok.encode("hi", add_special_tokens=True)
+    assert bos[0] == 128000 and bos[1:] == bound("hi")
+
+    class Tail:
+        def __init__(self) -> None:
+            self.extra = [7]
+
+        def process(self, ids: list[int]) -> list[int]:
+            return ids + self.extra
+
+    post = tok.post_processor
+    tok.post_processor = Tail()
+    assert tok.encode("hi", True) == [*bound("hi"), 7]
+    tok.post_processor.extra = [8, 9]  # changed in place: the method reads it per call, so does the bound call
+    assert tok.encode("hi", add_special_tokens=True) == [*bound("hi"), 8, 9]
+    tok.post_processor = None
+    assert tok.encode("hi", True) == tok.encode("hi")
+    tok.post_processor = post
+    assert tok.encode("hi", True) == bos
+
+
+@pytest.mark.parametrize("name", ["neox", "cl100k"])
+def test_pickles_and_copies_bind_their_own_calls(name: str) -> None:
+    tok = load(name)
+    bound = bound_encode(tok)
+    sample = texts(tok, 20, seed=5)
+    want = [outcome(bound, t) for t in sample]
+    for other in (pickle.loads(pickle.dumps(tok)), copy.copy(tok), copy.deepcopy(tok)):
+        assert [outcome(other.encode, t) for t in sample] == want
+        assert other.encode.__self__ is not bound.__self__  # its own, not tok's
+    if name == "neox":  # a copy's stages are its own: replacing one does not change the original
+        other = copy.copy(tok)
+        other.added_tokens = AddedVocabulary([], None)
+        assert 0 not in other.encode("<|endoftext|>") and tok.encode("<|endoftext|>") == [0]
+
+
+def test_subclasses_and_sentencepiece_keep_the_method() -> None:
+    class Shout(Tokenizer):
+        def encode(self, text: str, *args: object, **kwargs: object) -> list[int]:  # type: ignore[override]
+            return super().encode(text.upper(), *args, **kwargs)
+
+    sub = pickle.loads(pickle.dumps(load("neox")))  # (loaders make a Tokenizer)
+    sub.__class__ = Shout
+    assert sub.encode("ab") == sub.encode("AB") != Tokenizer.encode(sub, "ab")
+    assert "encode" not in sub.__dict__
+    spm = DATA / "gguf" / "ggml-vocab-llama-spm.gguf"
+    if spm.is_file():
+        tok = Tokenizer.from_file(spm)
+        ids = tok.encode("hello world")
+        assert "encode" not in tok.__dict__ and ids == Tokenizer.encode(tok, "hello world")
+
+
+def test_binding_does_not_keep_the_tokenizer_alive() -> None:
+    tok = load("gpt2")
+    bound_encode(tok)
+    ref = weakref.ref(tok)
+    del tok
+    gc.collect()
+    assert ref() is None
