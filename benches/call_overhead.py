@@ -159,10 +159,12 @@ def api(name: str, number: int, repeat: int) -> None:
 
 
 def files(number: int, repeat: int) -> None:
-    """µs per call of ``Tokenizer`` loaded from a Hugging Face ``tokenizer.json`` (GPT-NeoX), the
-    deepseek-llm GGUF vocabulary (six ``Split`` stages, 2,400 added tokens; its peer is
-    ``tokenizers`` on the ``tokenizer.json`` bpekit converts it to) and a SentencePiece ``.model``,
-    beside the library that made the file (if installed)."""
+    """µs per call of ``Tokenizer`` loaded from a Hugging Face ``tokenizer.json`` (GPT-NeoX), two
+    GGUF vocabularies (Llama 3's; deepseek-llm's, with six ``Split`` stages and 2,400 added
+    tokens), each beside ``tokenizers`` on the ``tokenizer.json`` bpekit converts it to, and a
+    SentencePiece ``.model`` beside ``sentencepiece`` (peers only if installed): encode a
+    paragraph, a word, the word with the post-processor's special tokens (Llama 3's BOS), decode
+    the paragraph's ids and one id (what streaming generation decodes)."""
     import timeit
 
     from corpora import DATA
@@ -175,24 +177,25 @@ def files(number: int, repeat: int) -> None:
         import tokenizers
 
         hf = tokenizers.Tokenizer.from_file(str(neox))
-        cases.append(("gpt-neox-20b tokenizer.json", neox, "tokenizers", lambda t: hf.encode(t).ids, hf.decode))
+        cases.append(("gpt-neox-20b tokenizer.json", neox, "tokenizers", lambda t, add=False: hf.encode(t, add_special_tokens=add).ids, hf.decode))
     except Exception as e:  # noqa: BLE001 (an optional peer)
         print(f"tokenizers: not measured ({type(e).__name__}: {e})")
-    deepseek = DATA / "gguf" / "ggml-vocab-deepseek-llm.gguf"
-    try:
-        import tokenizers
-        from bpekit.formats.gguf import vocab_of
-        from bpekit.formats.gguf.to_hf import tokenizer_json_text
+    for label, name in [("llama-bpe (Llama 3) GGUF", "ggml-vocab-llama-bpe.gguf"), ("deepseek-llm GGUF", "ggml-vocab-deepseek-llm.gguf")]:
+        path = DATA / "gguf" / name
+        try:
+            import tokenizers
+            from bpekit.formats.gguf import vocab_of
+            from bpekit.formats.gguf.to_hf import tokenizer_json_text
 
-        ds = tokenizers.Tokenizer.from_str(tokenizer_json_text(vocab_of(bpekit.Tokenizer.from_file(deepseek))))
-        cases.append(("deepseek-llm GGUF", deepseek, "tokenizers", lambda t: ds.encode(t, add_special_tokens=False).ids, ds.decode))
-    except Exception as e:  # noqa: BLE001 (an optional peer)
-        print(f"deepseek-llm GGUF with tokenizers: not measured ({type(e).__name__}: {e})")
+            peer = tokenizers.Tokenizer.from_str(tokenizer_json_text(vocab_of(bpekit.Tokenizer.from_file(path))))
+            cases.append((label, path, "tokenizers", lambda t, add=False, p=peer: p.encode(t, add_special_tokens=add).ids, peer.decode))
+        except Exception as e:  # noqa: BLE001 (an optional peer)
+            print(f"{label} with tokenizers: not measured ({type(e).__name__}: {e})")
     try:
         import sentencepiece
 
         sp = sentencepiece.SentencePieceProcessor(model_file=str(spm_model))
-        cases.append(("bpe_multi_bytefb_3000.model", spm_model, "sentencepiece", sp.encode, sp.decode))
+        cases.append(("bpe_multi_bytefb_3000.model", spm_model, "sentencepiece", lambda t, add=False: sp.encode(t), sp.decode))
     except Exception as e:  # noqa: BLE001
         print(f"sentencepiece: not measured ({type(e).__name__}: {e})")
     print(f"µs per call (best of {repeat} x {number}); paragraph: {len(para)} characters")
@@ -201,10 +204,14 @@ def files(number: int, repeat: int) -> None:
         tok = bpekit.Tokenizer.from_file(path)
         ids = peer_encode(para)
         assert tok.encode(para) == ids and tok.decode(ids) == peer_decode(ids), label
-        calls = [("encode(paragraph)", tok.encode, peer_encode, para), ("encode('hi')", tok.encode, peer_encode, "hi"),
-                 ("decode(ids)", tok.decode, peer_decode, ids)]  # fmt: skip
-        for name, ours, theirs, arg in calls:
-            t = [min(timeit.repeat(lambda f=f: f(arg), number=number, repeat=repeat)) / number * 1e6 for f in (ours, theirs)]
+        assert tok.decode(ids[:1]) == peer_decode(ids[:1]), label
+        calls = [("encode(paragraph)", tok.encode, peer_encode, (para,)), ("encode('hi')", tok.encode, peer_encode, ("hi",))]
+        if peer == "tokenizers":  # (the SentencePiece pipeline adds nothing; sentencepiece's encode has no such flag)
+            assert tok.encode("hi", True) == peer_encode("hi", True), label
+            calls.append(("encode('hi', add_special_tokens=True)", tok.encode, peer_encode, ("hi", True)))
+        calls += [("decode(ids)", tok.decode, peer_decode, (ids,)), ("decode(ids[:1])", tok.decode, peer_decode, (ids[:1],))]
+        for name, ours, theirs, args in calls:
+            t = [min(timeit.repeat(lambda f=f: f(*args), number=number, repeat=repeat)) / number * 1e6 for f in (ours, theirs)]
             print(f"| {label} ({peer}) | `{name}` | {t[0]:.2f} | {t[1]:.2f} | {t[1] / t[0]:.2f}x |")
 
 

@@ -151,9 +151,9 @@ class Tokenizer:
     # `encode`): left out of a pickle and rebuilt after it, so that a pipeline crosses to other
     # processes.
     _DERIVED = ("_splitter", "_fast", "_added_fast", "_normalize", "_pieces", "_built_for", "_decode_built",
-                "encode", "_calls_bound")
-    # Whether `encode` was bound in Rust (or found not bindable) since a public attribute was last
-    # assigned; see `_bind_calls`.
+                "encode", "decode", "_calls_bound")
+    # Whether `encode` and `decode` were bound in Rust (or found not bindable) since a public
+    # attribute was last assigned; see `_bind_calls`.
     _calls_bound = False
 
     def __getstate__(self) -> dict[str, Any]:
@@ -166,13 +166,15 @@ class Tokenizer:
             self._refresh()
 
     def __setattr__(self, name: str, value: Any) -> None:
-        """Assigning a public attribute (a stage, the encoding, ...) drops the bound ``encode``,
-        which the class method binds again on its next call, and marks a replaced stage for
-        ``_refresh`` (by name, not by ``id``: a new stage may reuse a freed one's address)."""
+        """Assigning a public attribute (a stage, the encoding, ...) drops the bound ``encode`` and
+        ``decode``, which the class methods bind again on their next call, and marks a replaced
+        stage for ``_refresh`` (by name, not by ``id``: a new stage may reuse a freed one's
+        address)."""
         object.__setattr__(self, name, value)
         if name[0] != "_":
             d = self.__dict__
             d.pop("encode", None)
+            d.pop("decode", None)
             d["_calls_bound"] = False
             if (i := _STAGE_KEYS.get(name)) is not None and len(built := d.get("_built_for", ())) == len(_STAGE_KEYS):
                 d["_built_for"] = (*built[:i], None, *built[i + 1:])
@@ -206,27 +208,41 @@ class Tokenizer:
         self._built_for = self._stage_key()  # (the added tokens may be new)
 
     def _bind_calls(self) -> None:
-        """Binds ``encode`` on this instance in Rust (``_core.TokenizerCalls``: no Python frame)
-        where the core encodes a text in one call: a rank model, or a pair model whose added tokens
-        Rust cuts. The bound call takes ``encode(text)`` with ``add_special_tokens`` ``True`` or
-        ``False`` (a rank model: and tiktoken's special-token policies); any other call comes back
-        here."""
+        """Binds ``encode`` and ``decode`` on this instance in Rust (``_core.TokenizerCalls``: no
+        Python frame) where the core does the work in one call: ``encode`` for a rank model, a
+        pair model whose added tokens Rust cuts or a SentencePiece model alone, ``decode`` for a
+        decoder with a table of every id.
+        The bound ``encode`` takes ``encode(text)`` with ``add_special_tokens`` ``True`` or
+        ``False`` (a rank model: and tiktoken's special-token policies), the bound ``decode`` a
+        list or tuple of known ids with ``skip_special_tokens`` ``True`` or ``False``; any other
+        call comes back to the class method."""
         d = self.__dict__
         d.pop("encode", None)
-        calls = None
-        if type(self).encode is Tokenizer.encode:
-            if self.encoding is not None:
-                if type(self.encoding).encode is Encoding.encode:
-                    calls = _core.TokenizerCalls.rank(self.encoding._core_bpe, self)
-            else:
-                self._refresh()
-                matchers = self._added_fast
-                if matchers is None and self.normalizer is None and not self.added_tokens.strings:
-                    matchers = (None, None)
-                if isinstance(self._fast, _core.PairBPE) and matchers is not None:
-                    calls = _core.TokenizerCalls.pair(self._fast, *matchers, *self._normalize, self)
-        if calls is not None:
-            d["encode"] = calls.method()
+        d.pop("decode", None)
+        cls = type(self)
+        models: dict[str, Any] = {}  # the model `encode` calls, if bound: pair=, rank= or pieces=
+        table = None
+        if self.encoding is not None:
+            if cls.encode is Tokenizer.encode and type(self.encoding).encode is Encoding.encode:
+                models["rank"] = self.encoding._core_bpe
+        else:
+            self._refresh()
+            plain = self.normalizer is None and not self.added_tokens.strings  # (the text is one segment)
+            matchers = self._added_fast or ((None, None) if plain else None)
+            if cls.encode is not Tokenizer.encode:
+                pass
+            elif isinstance(self._fast, _core.PairBPE) and matchers is not None:
+                models["pair"] = (self._fast, *matchers, *self._normalize)
+            elif isinstance(self._fast, _core.SentencePieceCore) and plain:
+                models["pieces"] = self._fast
+            if cls.decode is Tokenizer.decode:
+                table = self._decode_ids()
+        if models or table is not None:
+            calls = _core.TokenizerCalls(self, table=table, **models)
+            if models:
+                d["encode"] = calls.method("encode")
+            if table is not None:
+                d["decode"] = calls.method("decode")
         d["_calls_bound"] = True
 
     def _push_cache_budget(self) -> None:
@@ -518,6 +534,8 @@ class Tokenizer:
     def decode(self, tokens: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
         """The text of ``tokens``. Pipelines map ids to token strings (added tokens first) and run
         the decoder (or join with spaces when there is none, as Hugging Face does)."""
+        if not self._calls_bound:
+            self._bind_calls()
         if self.encoding is None and (fast := self._decode_ids()) is not None:
             if (text := fast.decode(tokens, skip_special_tokens)) is not None:
                 return text  # type: ignore[no-any-return]

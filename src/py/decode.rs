@@ -280,7 +280,7 @@ impl ByteLevelIds {
 
     /// The text of `seq` (an exact list or tuple of exact ints), special ids dropped if `skip`;
     /// `None` for anything else or an unknown id (the Python path decides).
-    fn decode<'py>(&self, seq: &Bound<'py, PyAny>, skip: bool) -> PyResult<Option<Bound<'py, PyString>>> {
+    pub(super) fn decode<'py>(&self, seq: &Bound<'py, PyAny>, skip: bool) -> PyResult<Option<Bound<'py, PyString>>> {
         let Some(ids) = ids(seq) else { return Ok(None) };
         let mut out = Vec::with_capacity(ids.len() * 4);
         for &t in &ids {
@@ -371,7 +371,7 @@ impl SentencePieceIds {
 
     /// The text of `seq` (an exact list or tuple of exact ints), special ids dropped if `skip`;
     /// `None` for anything else or an id out of range (the Python path raises).
-    fn decode<'py>(&self, seq: &Bound<'py, PyAny>, skip: bool) -> PyResult<Option<Bound<'py, PyString>>> {
+    pub(super) fn decode<'py>(&self, seq: &Bound<'py, PyAny>, skip: bool) -> PyResult<Option<Bound<'py, PyString>>> {
         let Some(ids) = ids(seq) else { return Ok(None) };
         let (mut out, mut run) = (Vec::with_capacity(ids.len() * 4), Vec::new());
         let mut at_start = true; // nothing written yet, and no `▁` dropped yet

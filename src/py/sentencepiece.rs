@@ -19,6 +19,15 @@ pub struct SentencePieceCore {
     ints: IdInts,
 }
 
+impl SentencePieceCore {
+    /// The ids of `data` (checked for size already), for `encode` and the bound
+    /// `Tokenizer.encode` (`tokenizer_calls.rs`).
+    pub(super) fn encode_bytes<'py>(&self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        let ids = call(py, data.len(), || self.model.encode(data))?;
+        self.ints.list(py, &ids)
+    }
+}
+
 /// The UTF-8 bytes of a `str` (a `UnicodeEncodeError` for lone surrogates) or a `bytes`.
 fn text_bytes<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
     if let Ok(s) = text.cast::<PyString>() {
@@ -114,9 +123,7 @@ impl SentencePieceCore {
     /// The ids of one text.
     fn encode<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
         check_size(py, text)?;
-        let data = text_bytes(text)?;
-        let ids = call(py, data.len(), || self.model.encode(data))?;
-        self.ints.list(py, &ids)
+        self.encode_bytes(py, text_bytes(text)?)
     }
 
     /// The pieces and ids of one text.

@@ -1,26 +1,33 @@
-//! `bpekit._core.TokenizerCalls`: `Tokenizer.encode` with no Python frame, bound on a `Tokenizer`
-//! whose model the core encodes in one call (a pair-merge pipeline from `tokenizer.json` or GGUF,
-//! or a rank model), as `bound.rs` binds `Encoding.encode`.
+//! `bpekit._core.TokenizerCalls`: `Tokenizer.encode` and `Tokenizer.decode` with no Python frame,
+//! bound on a `Tokenizer` whose model the core encodes in one call (a pair-merge pipeline from
+//! `tokenizer.json` or GGUF, a SentencePiece model, a rank model) and whose decoder has a table of
+//! every id
+//! (`decode_table`: ByteLevel, SentencePiece), as `bound.rs` binds `Encoding`'s calls.
 //!
-//! Performance note: through the Python method, `Tokenizer.encode("hi")` on Llama 3's GGUF took
-//! 0.71 µs, of which the Rust model call was 0.14: the rest was three Python frames, the type and
-//! size checks and the check that no stage was replaced. Bound, the call reads its arguments
-//! where the interpreter left them and goes straight to the model. `Tokenizer.__setattr__` drops
-//! the binding whenever a public attribute (a stage) is assigned, and the class method binds it
-//! again, so a replaced stage is never missed. Numbers in src/PERFORMANCE.md, "Sixteenth round".
+//! Performance note: through the Python methods, `Tokenizer.encode("hi")` on Llama 3's GGUF took
+//! 0.71 µs, of which the Rust model call was 0.14, and `decode` of one id 0.81 µs, of which the
+//! table's was 0.07: the rest was Python frames, the type and size checks and the checks that no
+//! stage was replaced. Bound, a call reads its arguments where the interpreter left them and goes
+//! straight to the model or table. `Tokenizer.__setattr__` drops the bindings whenever a public
+//! attribute (a stage) is assigned, and the class methods bind them again, so a replaced stage is
+//! never missed. Numbers in src/PERFORMANCE.md, "Sixteenth round".
 //!
-//! The fast path takes `encode(text)` and `add_special_tokens` given as `True` or `False`
+//! The fast `encode` takes `encode(text)` and `add_special_tokens` given as `True` or `False`
 //! (positional or keyword; `True` calls the tokenizer's `post_processor.process`, read at each
 //! call, as the method does) and, for a rank model, tiktoken's `allowed_special` /
 //! `disallowed_special` policies that `Encoding.encode` takes in Rust; any other call goes to the
 //! class's Python method with the same arguments, so every result and every error is the
-//! method's.
+//! method's. The fast `decode` takes `decode(ids)` with `errors` (which a pipeline's decode
+//! ignores) and `skip_special_tokens` given as `True` or `False`, ids an exact list or tuple of
+//! ids the table knows; anything else goes to `Tokenizer.decode`.
 
 use super::added::LiteralMatcher;
 use super::bound::{builtin, vectorcall, Args, BoundCalls, Methods, Owner};
 use super::calls::text_arg;
+use super::decode::{ByteLevelIds, SentencePieceIds};
 use super::encoder::CoreBPE;
 use super::pairbpe::PairBPE;
+use super::sentencepiece::SentencePieceCore;
 use pyo3::ffi;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
@@ -38,13 +45,35 @@ enum Model {
     },
     /// The rank model's `Encoding.encode`.
     Rank(Py<CoreBPE>),
+    /// `SentencePieceCore.encode` (a pipeline of a SentencePiece model alone).
+    Pieces(Py<SentencePieceCore>),
 }
+
+/// The decoder's table of every id (`Tokenizer._decode_ids`).
+enum Table {
+    Bytes(Py<ByteLevelIds>),
+    Pieces(Py<SentencePieceIds>),
+}
+
+/// `encode_added`'s arguments after the text: the model, the raw and normalized added-token
+/// matchers, the normalizer's call and whether it leaves ASCII as it is.
+type PairArgs = (Py<PairBPE>, Option<Py<LiteralMatcher>>, Option<Py<LiteralMatcher>>, Option<Py<PyAny>>, bool);
 
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct TokenizerCalls {
-    model: Model,
-    /// The `Tokenizer` (its `encode` method takes every other call).
+    /// `None`: `encode` is not bound.
+    model: Option<Model>,
+    /// `None`: `decode` is not bound.
+    table: Option<Table>,
+    /// The `Tokenizer` (its methods take every other call).
     owner: Owner,
+}
+
+/// Which bound call.
+#[derive(Clone, Copy)]
+pub(super) enum Which {
+    Encode,
+    Decode,
 }
 
 impl TokenizerCalls {
@@ -56,8 +85,8 @@ impl TokenizerCalls {
         (v == t || v == f).then_some(v == t)
     }
 
-    /// The ids of a call the fast path takes, or `None`.
-    fn fast<'py>(&self, py: Python<'py>, args: &Args<'_>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    /// The ids of an `encode` call the fast path takes, or `None`.
+    fn encode<'py>(&self, py: Python<'py>, model: &Model, args: &Args<'_>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let mut add = match args.positional {
             1 => None,
             2 => match Self::flag(py, args, 1) {
@@ -76,22 +105,28 @@ impl TokenizerCalls {
             Ok(add.is_some())
         };
         let text = args.value(py, 0);
-        let ids = match &self.model {
+        let ids = match model {
             Model::Rank(core) => {
                 let core = core.get();
                 let Some(policy) = args.policy(py, core, other)? else { return Ok(None) };
                 core.list_call(py, &text, &policy)?
             }
-            Model::Pair { model, raw, norm, normalize, ascii_invariant } => {
+            Model::Pair { .. } | Model::Pieces(_) => {
                 for i in 0..args.keywords() {
                     if !other(i)? {
                         return Ok(None);
                     }
                 }
                 let text = text_arg(&text)?; // type, size limit, lone surrogates
-                let (raw, norm) = (raw.as_ref().map(|m| m.get()), norm.as_ref().map(|m| m.get()));
-                let normalize = normalize.as_ref().map(|f| f.bind(py));
-                model.get().encode_text(py, &text, raw, norm, normalize, *ascii_invariant)?
+                match model {
+                    Model::Pair { model, raw, norm, normalize, ascii_invariant } => {
+                        let (raw, norm) = (raw.as_ref().map(|m| m.get()), norm.as_ref().map(|m| m.get()));
+                        let normalize = normalize.as_ref().map(|f| f.bind(py));
+                        model.get().encode_text(py, &text, raw, norm, normalize, *ascii_invariant)?
+                    }
+                    Model::Pieces(core) => core.get().encode_bytes(py, text.as_bytes())?,
+                    Model::Rank(_) => unreachable!("matched above"),
+                }
             }
         };
         if add != Some(true) {
@@ -106,67 +141,139 @@ impl TokenizerCalls {
     }
 }
 
-impl BoundCalls for TokenizerCalls {
-    type Which = ();
-
-    fn call<'py>(&self, py: Python<'py>, _: (), args: &Args<'_>) -> PyResult<Bound<'py, PyAny>> {
-        if let Some(out) = self.fast(py, args)? {
-            return Ok(out);
+impl TokenizerCalls {
+    /// The text of a `decode` call the fast path takes, or `None`.
+    fn decode<'py>(&self, py: Python<'py>, table: &Table, args: &Args<'_>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if args.positional == 0 || args.positional > 2 {
+            return Ok(None);
         }
-        self.owner.call_method(py, "encode", args)
+        let (errors, skip_name) = (intern!(py, "errors"), intern!(py, "skip_special_tokens"));
+        let mut skip = None;
+        for i in 0..args.keywords() {
+            if args.name_is(py, i, errors)? && args.positional == 1 {
+                continue; // (a pipeline's decode ignores `errors`)
+            }
+            if skip.is_some() || !args.name_is(py, i, skip_name)? {
+                return Ok(None);
+            }
+            skip = Self::flag(py, args, args.positional + i);
+            if skip.is_none() {
+                return Ok(None);
+            }
+        }
+        let (seq, skip) = (args.value(py, 0), skip.unwrap_or(false));
+        let text = match table {
+            Table::Bytes(t) => t.get().decode(&seq, skip)?,
+            Table::Pieces(t) => t.get().decode(&seq, skip)?,
+        };
+        Ok(text.map(Bound::into_any))
+    }
+}
+
+impl BoundCalls for TokenizerCalls {
+    type Which = Which;
+
+    fn call<'py>(&self, py: Python<'py>, which: Which, args: &Args<'_>) -> PyResult<Bound<'py, PyAny>> {
+        let (out, name) = match (which, &self.model, &self.table) {
+            (Which::Encode, Some(model), _) => (self.encode(py, model, args)?, "encode"),
+            (Which::Decode, _, Some(table)) => (self.decode(py, table, args)?, "decode"),
+            (Which::Encode, None, _) => (None, "encode"),
+            (Which::Decode, _, None) => (None, "decode"),
+        };
+        match out {
+            Some(out) => Ok(out),
+            None => self.owner.call_method(py, name, args),
+        }
     }
 }
 
 unsafe extern "C" fn encode_call(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
     // SAFETY: called by CPython as a `METH_FASTCALL | METH_KEYWORDS` function whose `self` is a
     // `TokenizerCalls` (made by `TokenizerCalls.method`).
-    unsafe { vectorcall::<TokenizerCalls>((), slf, args, nargs, kwnames) }
+    unsafe { vectorcall::<TokenizerCalls>(Which::Encode, slf, args, nargs, kwnames) }
 }
 
-static METHODS: Methods = Methods(&[ffi::PyMethodDef {
-    ml_name: c"encode".as_ptr(),
-    ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: encode_call },
-    ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
-    ml_doc: c"encode($self, text, add_special_tokens=False, *, allowed_special=frozenset(), disallowed_special='all')\n--\n\nToken ids of ``text``.\n\n(`Tokenizer.encode` bound in Rust; any call this path does not take goes to the class method.)".as_ptr(),
-}]);
+unsafe extern "C" fn decode_call(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: as `encode_call`.
+    unsafe { vectorcall::<TokenizerCalls>(Which::Decode, slf, args, nargs, kwnames) }
+}
+
+/// The bound builtins, in the order of `Which`.
+static METHODS: Methods = Methods(&[
+    ffi::PyMethodDef {
+        ml_name: c"encode".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: encode_call },
+        ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
+        ml_doc: c"encode($self, text, add_special_tokens=False, *, allowed_special=frozenset(), disallowed_special='all')\n--\n\nToken ids of ``text``.\n\n(`Tokenizer.encode` bound in Rust; any call this path does not take goes to the class method.)".as_ptr(),
+    },
+    ffi::PyMethodDef {
+        ml_name: c"decode".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: decode_call },
+        ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
+        ml_doc: c"decode($self, tokens, errors='replace', *, skip_special_tokens=False)\n--\n\nThe text of ``tokens``.\n\n(`Tokenizer.decode` bound in Rust; any call this path does not take goes to the class method.)".as_ptr(),
+    },
+]);
 
 #[pymethods]
 impl TokenizerCalls {
-    /// Calls for a pair-merge pipeline: `encode_added`'s arguments, then the `Tokenizer`.
-    #[staticmethod]
-    #[pyo3(signature = (model, raw, norm, normalize, ascii_invariant, owner))]
-    fn pair(
-        model: Py<PairBPE>,
-        raw: Option<Py<LiteralMatcher>>,
-        norm: Option<Py<LiteralMatcher>>,
-        normalize: Option<Py<PyAny>>,
-        ascii_invariant: bool,
+    /// The calls of a `Tokenizer` (`owner`): `encode` through a pair-merge model (`pair`:
+    /// `encode_added`'s arguments `(model, raw, norm, normalize, ascii_invariant)`), a rank
+    /// model (`rank`: its `Encoding`'s core) or a SentencePiece model alone (`pieces`: its
+    /// `SentencePieceCore`), `decode` through a decoder's table (`table`: a `ByteLevelIds` or
+    /// `SentencePieceIds`); each absent is not bound.
+    #[new]
+    #[pyo3(signature = (owner, *, pair = None, rank = None, pieces = None, table = None))]
+    fn new(
         owner: Py<PyAny>,
-    ) -> Self {
-        let model = Model::Pair { model, raw, norm, normalize, ascii_invariant };
-        TokenizerCalls { model, owner: Owner::new(owner) }
+        pair: Option<PairArgs>,
+        rank: Option<Py<CoreBPE>>,
+        pieces: Option<Py<SentencePieceCore>>,
+        table: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let model = match (pair, rank, pieces) {
+            (Some((model, raw, norm, normalize, ascii_invariant)), None, None) => Some(Model::Pair { model, raw, norm, normalize, ascii_invariant }),
+            (None, Some(core), None) => Some(Model::Rank(core)),
+            (None, None, Some(core)) => Some(Model::Pieces(core)),
+            (None, None, None) => None,
+            _ => return Err(pyo3::exceptions::PyValueError::new_err("one model: pair, rank or pieces")),
+        };
+        let table = match table {
+            None => None,
+            Some(t) => Some(match t.cast_into::<ByteLevelIds>() {
+                Ok(b) => Table::Bytes(b.unbind()),
+                Err(e) => Table::Pieces(e.into_inner().cast_into::<SentencePieceIds>()?.unbind()),
+            }),
+        };
+        Ok(TokenizerCalls { model, table, owner: Owner::new(owner) })
     }
 
-    /// Calls for a rank model: its `Encoding`'s core, then the `Tokenizer`.
-    #[staticmethod]
-    fn rank(core: Py<CoreBPE>, owner: Py<PyAny>) -> Self {
-        TokenizerCalls { model: Model::Rank(core), owner: Owner::new(owner) }
-    }
-
-    /// The bound `encode`: a builtin function whose `__self__` is this object.
-    fn method<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        builtin(slf.as_any(), &METHODS.0[0])
+    /// The bound call `name` (`"encode"` or `"decode"`): a builtin function whose `__self__` is
+    /// this object.
+    fn method<'py>(slf: &Bound<'py, Self>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let which = match name {
+            "encode" => Which::Encode,
+            "decode" => Which::Decode,
+            _ => return Err(pyo3::exceptions::PyValueError::new_err(format!("no bound call {name:?}"))),
+        };
+        builtin(slf.as_any(), &METHODS.0[which as usize])
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         match &self.model {
-            Model::Rank(core) => visit.call(core)?,
-            Model::Pair { model, raw, norm, normalize, .. } => {
+            Some(Model::Rank(core)) => visit.call(core)?,
+            Some(Model::Pieces(core)) => visit.call(core)?,
+            Some(Model::Pair { model, raw, norm, normalize, .. }) => {
                 visit.call(model)?;
                 visit.call(raw)?;
                 visit.call(norm)?;
                 visit.call(normalize)?;
             }
+            None => {}
+        }
+        match &self.table {
+            Some(Table::Bytes(t)) => visit.call(t)?,
+            Some(Table::Pieces(t)) => visit.call(t)?,
+            None => {}
         }
         self.owner.traverse(&visit)
     }
