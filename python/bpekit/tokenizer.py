@@ -211,7 +211,7 @@ class Tokenizer:
         """Binds ``encode`` and ``decode`` on this instance in Rust (``_core.TokenizerCalls``: no
         Python frame) where the core does the work in one call: ``encode`` for a rank model, a
         pair model whose added tokens Rust cuts or a SentencePiece model alone, ``decode`` for a
-        decoder with a table of every id.
+        decoder with a table of every id or a rank model.
         The bound ``encode`` takes ``encode(text)`` with ``add_special_tokens`` ``True`` or
         ``False`` (a rank model: and tiktoken's special-token policies), the bound ``decode`` a
         list or tuple of known ids with ``skip_special_tokens`` ``True`` or ``False``; any other
@@ -225,6 +225,8 @@ class Tokenizer:
         if self.encoding is not None:
             if cls.encode is Tokenizer.encode and type(self.encoding).encode is Encoding.encode:
                 models["rank"] = self.encoding._core_bpe
+            if cls.decode is Tokenizer.decode and type(self.encoding).decode is Encoding.decode:
+                table = self.encoding._core_bpe
         else:
             self._refresh()
             plain = self.normalizer is None and not self.added_tokens.strings  # (the text is one segment)

@@ -150,7 +150,7 @@ impl<'a> Args<'a> {
 
 /// The `errors` handler of a `decode` call taking the fast path: `errors` as the second
 /// positional argument or the only keyword, an exact `str` without NUL; `"replace"` if absent.
-fn errors_arg(py: Python<'_>, args: &Args<'_>) -> PyResult<Option<Cow<'static, CStr>>> {
+pub(super) fn errors_arg(py: Python<'_>, args: &Args<'_>) -> PyResult<Option<Cow<'static, CStr>>> {
     let value = match (args.positional, args.keywords()) {
         (1, 0) => return Ok(Some(Cow::Borrowed(c"replace"))),
         (2, 0) => args.value(py, 1),

@@ -19,10 +19,12 @@
 //! class's Python method with the same arguments, so every result and every error is the
 //! method's. The fast `decode` takes `decode(ids)` with `errors` (which a pipeline's decode
 //! ignores) and `skip_special_tokens` given as `True` or `False`, ids an exact list or tuple of
-//! ids the table knows; anything else goes to `Tokenizer.decode`.
+//! ids the table knows, and for a rank model the calls the bound `Encoding.decode` takes (no
+//! `skip_special_tokens`); anything else goes to `Tokenizer.decode`.
 
 use super::added::LiteralMatcher;
-use super::bound::{builtin, vectorcall, Args, BoundCalls, Methods, Owner};
+use super::bound::{builtin, errors_arg, vectorcall, Args, BoundCalls, Methods, Owner};
+use super::decode::decode_one;
 use super::calls::text_arg;
 use super::decode::{ByteLevelIds, SentencePieceIds};
 use super::encoder::CoreBPE;
@@ -49,10 +51,12 @@ enum Model {
     Pieces(Py<SentencePieceCore>),
 }
 
-/// The decoder's table of every id (`Tokenizer._decode_ids`).
+/// What decodes ids for the bound call: the decoder's table of every id
+/// (`Tokenizer._decode_ids`), or a rank model's `Encoding.decode`.
 enum Table {
     Bytes(Py<ByteLevelIds>),
     Pieces(Py<SentencePieceIds>),
+    Rank(Py<CoreBPE>),
 }
 
 /// `encode_added`'s arguments after the text: the model, the raw and normalized added-token
@@ -147,6 +151,13 @@ impl TokenizerCalls {
         if args.positional == 0 || args.positional > 2 {
             return Ok(None);
         }
+        if let Table::Rank(core) = table {
+            // `Encoding.decode(tokens, errors)`: `skip_special_tokens` goes to the method
+            return match errors_arg(py, args)? {
+                Some(errors) => decode_one(core.get().core(), &args.value(py, 0), Some(&errors)),
+                None => Ok(None),
+            };
+        }
         let (errors, skip_name) = (intern!(py, "errors"), intern!(py, "skip_special_tokens"));
         let mut skip = None;
         for i in 0..args.keywords() {
@@ -165,6 +176,7 @@ impl TokenizerCalls {
         let text = match table {
             Table::Bytes(t) => t.get().decode(&seq, skip)?,
             Table::Pieces(t) => t.get().decode(&seq, skip)?,
+            Table::Rank(_) => unreachable!("decoded above"),
         };
         Ok(text.map(Bound::into_any))
     }
@@ -220,7 +232,8 @@ impl TokenizerCalls {
     /// `encode_added`'s arguments `(model, raw, norm, normalize, ascii_invariant)`), a rank
     /// model (`rank`: its `Encoding`'s core) or a SentencePiece model alone (`pieces`: its
     /// `SentencePieceCore`), `decode` through a decoder's table (`table`: a `ByteLevelIds` or
-    /// `SentencePieceIds`); each absent is not bound.
+    /// `SentencePieceIds`) or a rank model's core (`table`: a `CoreBPE`); each absent is not
+    /// bound.
     #[new]
     #[pyo3(signature = (owner, *, pair = None, rank = None, pieces = None, table = None))]
     fn new(
@@ -239,10 +252,9 @@ impl TokenizerCalls {
         };
         let table = match table {
             None => None,
-            Some(t) => Some(match t.cast_into::<ByteLevelIds>() {
-                Ok(b) => Table::Bytes(b.unbind()),
-                Err(e) => Table::Pieces(e.into_inner().cast_into::<SentencePieceIds>()?.unbind()),
-            }),
+            Some(t) if t.is_instance_of::<ByteLevelIds>() => Some(Table::Bytes(t.cast_into::<ByteLevelIds>()?.unbind())),
+            Some(t) if t.is_instance_of::<CoreBPE>() => Some(Table::Rank(t.cast_into::<CoreBPE>()?.unbind())),
+            Some(t) => Some(Table::Pieces(t.cast_into::<SentencePieceIds>()?.unbind())),
         };
         Ok(TokenizerCalls { model, table, owner: Owner::new(owner) })
     }
@@ -273,6 +285,7 @@ impl TokenizerCalls {
         match &self.table {
             Some(Table::Bytes(t)) => visit.call(t)?,
             Some(Table::Pieces(t)) => visit.call(t)?,
+            Some(Table::Rank(t)) => visit.call(t)?,
             None => {}
         }
         self.owner.traverse(&visit)

@@ -10,7 +10,9 @@ from collections.abc import Iterator
 import pytest
 from datapaths import DATA, ROOT
 
-sys.path.insert(0, str(ROOT / "benches"))
+# appended, not put first: benches/ holds scripts named after packages (sentencepiece.py), which
+# would shadow them for every test module that imports them later in the same run
+sys.path.append(str(ROOT / "benches"))
 pytest.importorskip("tiktoken")
 if not (DATA / "ranks" / "cl100k_base.tiktoken").is_file():
     pytest.skip(f"rank files not found under {DATA}/ranks (set BPEKIT_TEST_DATA)", allow_module_level=True)

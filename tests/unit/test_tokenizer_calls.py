@@ -197,7 +197,7 @@ def test_binding_does_not_keep_the_tokenizer_alive() -> None:
     assert ref() is None
 
 
-@pytest.mark.parametrize("name", ["neox", "llama3", "qwen2", "deepseek", "spm"])
+@pytest.mark.parametrize("name", ["neox", "llama3", "qwen2", "deepseek", "spm", "cl100k"])
 def test_bound_decode_answers_as_the_class_method(name: str) -> None:
     tok = load(name)
     tok.decode([0])  # the first call binds
@@ -222,6 +222,8 @@ def test_bound_decode_answers_as_the_class_method(name: str) -> None:
     for args, kwargs in calls:
         assert outcome(bound, *args, **kwargs) == outcome(Tokenizer.decode, tok, *args, **kwargs), (args, kwargs)
     assert outcome(bound, iter([1, 2])) == outcome(Tokenizer.decode, tok, iter([1, 2]))
+    if name == "cl100k":
+        return  # (a rank model decodes through its Encoding, whatever its decoder)
     # a replaced decoder is seen
     ids = tok.encode("hello world")
     text = tok.decode(ids)
