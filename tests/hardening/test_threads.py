@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import bpekit
+from bpekit.pipeline import AddedVocabulary
 from datapaths import DATA
 from hardening.hostile import HOSTILE, benign
 
@@ -108,10 +109,11 @@ def test_shared_encoding_under_thread_stress() -> None:
 
 def test_shared_pipeline_tokenizer_under_thread_stress() -> None:
     """One GPT-NeoX ``tokenizer.json`` pipeline shared by 8 threads from its first call: single
-    encodes and batches of text with long pieces (random letters of several scripts, digits) and
-    runs of its added space tokens, so that the linear merge's tables (over a piece's bytes, then
-    the full ones past 256 kB) are built while other threads encode. Every result is compared
-    with a second tokenizer's single-threaded run."""
+    encodes, decodes and batches of text with long pieces (random letters of several scripts,
+    digits) and runs of its added space tokens, so that the linear merge's tables (over a piece's
+    bytes, then the full ones past 256 kB) are built while other threads encode, and its added
+    tokens reassigned now and then (the bound calls dropped and made again). Every result is
+    compared with a second tokenizer's single-threaded run."""
     import random
 
     path = Path(DATA) / "hf" / "gpt-neox-20b.tokenizer.json"
@@ -123,13 +125,21 @@ def test_shared_pipeline_tokenizer_under_thread_stress() -> None:
     # a leading space: the piece's bytes cover most of the vocabulary, so the full tables
     texts += [" " + "".join(rng.choice(letters) for _ in range(60_000)) for _ in range(5)]
     texts += ["".join(rng.choice(letters[:26]) for _ in range(20_000)), "a <|endoftext|> b"]
-    want = [bpekit.Tokenizer.from_file(path).encode(t) for t in texts]
+    single = bpekit.Tokenizer.from_file(path)
+    want = [single.encode(t) for t in texts]
+    want_text = [single.decode(w) for w in want]
     tok = bpekit.Tokenizer.from_file(path)
 
     def call(i: int) -> tuple[bool, str]:
         j = i % len(texts)
         if i % 4 == 3:
             return tok.encode_batch(texts, num_threads=2) == want, "batch"
+        if i % 4 == 2:
+            return tok.decode(want[j]) == want_text[j], f"decode {j}"
+        if i % 16 == 1:
+            # an equal stage assigned while other threads run the bound calls: the bindings are
+            # dropped and made again (session 16), and every result stays the same
+            tok.added_tokens = AddedVocabulary(tok.added_tokens.tokens, tok.normalizer.normalize)
         return tok.encode(texts[j]) == want[j], f"text {j}"
 
     calls = _stress(call, 5)
