@@ -241,6 +241,54 @@ impl CoreBpe {
         }
     }
 
+    /// The length in bytes of the text of the first `max` ids of `encode(text, allowed)`, cut back
+    /// to a character boundary: the text that fits a budget of `max` tokens. Only that prefix is
+    /// split and merged (and one piece more): truncating a long document costs what its first
+    /// `max` tokens cost.
+    ///
+    /// Encoding the prefix alone nearly always gives those ids again: the ids of the piece cut
+    /// last are BPE of their bytes alone (no merge crossed their end, so none inside them
+    /// changes). But the splitter may cut the end of the shorter text otherwise (`\s+(?!\S)`
+    /// takes a whole run of spaces at the end of a text, where the full text left its last space
+    /// to the next word), so `Encoding.truncate` counts the prefix and shrinks the budget if it
+    /// does not fit.
+    pub fn truncate(&self, text: &str, allowed: &[bool], max: usize) -> Result<usize> {
+        let bytes = text.as_bytes();
+        let (mut start, mut n, mut end) = (0, 0, 0);
+        let mut ids = Vec::with_capacity(64);
+        while n < max {
+            let next = self.specials.find_allowed(bytes, start, allowed);
+            let stop = next.map_or(text.len(), |f| f.start);
+            if stop > start {
+                let walk = self.with_cache(|mut cache| {
+                    self.pretokenizer.for_each_piece(&text[start..stop], |s, e| {
+                        ids.clear();
+                        let k = self.encode_piece(&bytes[start + s..start + e], &mut ids, &mut cache)?;
+                        if n + k <= max {
+                            (n, end) = (n + k, start + e);
+                            return if n < max { Ok(()) } else { Err(Error::Stopped) };
+                        }
+                        let fit: usize = ids[..max - n].iter().map(|&t| self.vocab.token_bytes(t).map_or(0, <[u8]>::len)).sum();
+                        (n, end) = (max, start + s + fit);
+                        Err(Error::Stopped)
+                    })
+                });
+                match walk {
+                    Ok(()) | Err(Error::Stopped) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            match next {
+                Some(f) if n < max => (n, end, start) = (n + 1, f.end, f.end),
+                _ => break,
+            }
+        }
+        while !text.is_char_boundary(end) {
+            end -= 1; // (a token that ends inside a character: the character is left out)
+        }
+        Ok(end)
+    }
+
     /// BPE of arbitrary bytes as one piece (no regex).
     pub fn encode_single_piece(&self, piece: &[u8]) -> Result<Vec<Rank>> {
         if let Some(t) = self.vocab.rank(piece) {

@@ -21,6 +21,10 @@ pub enum Error {
     Format(String),
     /// An input too long for a merge's 32-bit positions (a piece of 4 GiB or more).
     TooLong(usize),
+    /// Internal: a piece callback ended a walk over the pieces early ([`crate::CoreBpe::truncate`]
+    /// once it has its ids); the walk's caller turns it back into success, so it never reaches
+    /// Python.
+    Stopped,
 }
 
 impl fmt::Display for Error {
@@ -37,6 +41,7 @@ impl fmt::Display for Error {
             Error::InvalidToken(t) => write!(f, "Invalid token for decoding: {t}"),
             Error::Format(m) => write!(f, "{m}"),
             Error::TooLong(n) => write!(f, "a piece of {n} bytes: pieces of 4 GiB or more cannot be merged"),
+            Error::Stopped => write!(f, "a walk over the pieces was stopped early"),
         }
     }
 }

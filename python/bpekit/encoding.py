@@ -207,6 +207,42 @@ class Encoding:
         allowed = self._check_special(text, allowed_special, disallowed_special)
         return _valid_text(self._core_bpe.count, text, allowed)
 
+    def truncate(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> str:
+        """The text of the first ``max_tokens`` ids of ``encode(text, ...)``, a prefix of ``text``
+        (a token that ends inside a character leaves that character out), which encodes to at
+        most ``max_tokens`` ids. Only the prefix is encoded, so cutting a long document to a
+        budget costs what the budget's tokens cost, where ``decode(encode(text)[:n])`` encodes it
+        all. A disallowed special token raises as in ``encode`` if it is in the prefix (the text
+        after it is not looked at). Text with lone surrogates is fixed first, as ``encode`` fixes
+        it; the result is then a prefix of the fixed text."""
+        text = _check_text(text)
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
+            raise InputTypeError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
+        allowed = self._check_special("", allowed_special, disallowed_special)
+        try:
+            end = self._core_bpe.truncate(text, allowed, max_tokens)
+        except UnicodeEncodeError:  # lone surrogates: not UTF-8
+            text = _fix_surrogates(text)
+            end = self._core_bpe.truncate(text, allowed, max_tokens)
+        budget = max_tokens
+        while True:
+            out = text[:end]
+            # the prefix nearly always encodes to the same ids; where the split of the cut text
+            # differs (CoreBpe::truncate says when) and it would not fit, the budget shrinks
+            if (n := self._core_bpe.count(out, allowed)) <= max_tokens:
+                break
+            budget -= n - max_tokens
+            end = self._core_bpe.truncate(text, allowed, budget)
+        self._check_special(out, allowed_special, disallowed_special)
+        return out
+
     def encode_ordinary_batch(self, text: list[str], *, num_threads: int = 8) -> list[list[int]]:
         """Encodes many texts in parallel (Rust threads, GIL released)."""
         return self._core_bpe.encode_batch_lists(text, num_threads, [], False)

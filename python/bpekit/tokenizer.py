@@ -427,6 +427,23 @@ class Tokenizer:
             ids = self.post_processor.process(ids)
         return ids
 
+    def truncate(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> str:
+        """The text of the first ``max_tokens`` ids of ``encode(text)``, which encodes to at most
+        ``max_tokens`` ids (:meth:`Encoding.truncate`); rank models only (a pipeline's
+        normalizer may change the text, so its ids do not map back to a prefix)."""
+        if self.encoding is None:
+            raise UsageError("truncate needs a rank model (Tokenizer.from_encoding, a trained or .tiktoken "
+                             "tokenizer); for a pipeline, decode(encode(text)[:max_tokens])")
+        return self.encoding.truncate(text, max_tokens, allowed_special=allowed_special,
+                                      disallowed_special=disallowed_special)
+
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids with no special-token handling (special and added tokens are plain text)."""
         if self.encoding is not None:

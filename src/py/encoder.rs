@@ -331,6 +331,12 @@ impl CoreBPE {
         run(py, || self.core.count(text, &mask))
     }
 
+    /// `CoreBpe::truncate`, in characters: `text[:n]` is the longest prefix that fits.
+    fn truncate(&self, py: Python<'_>, text: &str, allowed_special: Option<Vec<String>>, max_tokens: usize) -> PyResult<usize> {
+        let mask = self.allowed(allowed_special);
+        run(py, || self.core.truncate(text, &mask, max_tokens).map(|end| text[..end].chars().count()))
+    }
+
     fn encode_with_unstable(&self, py: Python<'_>, text: &str, allowed_special: Option<Vec<String>>) -> PyResult<(Vec<Rank>, Vec<Vec<Rank>>)> {
         let mask = self.allowed(allowed_special);
         let (t, c) = run(py, || self.core.encode_with_unstable(text, &mask))?;

@@ -28,6 +28,7 @@ pub(crate) fn to_py_err(py: Python<'_>, e: Error) -> PyErr {
         Error::Vocab(_) => "VocabError",
         Error::InvalidToken(_) => "InvalidTokenError",
         Error::Format(_) => "FormatError",
+        Error::Stopped => "InternalError", // (never leaves the core)
     };
     let msg = e.to_string();
     match py.import("bpekit.errors").and_then(|m| m.getattr(name)) {

@@ -1,0 +1,92 @@
+"""`Encoding.truncate` (src/core.rs `CoreBpe::truncate`): the text of the first ``max_tokens`` ids of
+a text's encoding, found by encoding only that prefix.
+
+The oracle is the whole encoding: ``decode_bytes(encode(text)[:n])`` cut back to whole characters
+must be the answer, for every budget ``n``, on random texts full of special tokens, multi-byte
+characters, digits, whitespace runs and lone surrogates, through a small test vocabulary with a
+regex pattern and the real ones (their hand-written splitters). Then: the answer encodes to at
+most ``n`` ids (not always the same ids: a run of spaces at the end of the cut text is one piece,
+where the whole text left its last space to the next word); disallowed special tokens raise only
+inside the prefix; bad arguments raise typed errors.
+"""
+
+from __future__ import annotations
+
+import random
+
+import bpekit
+import pytest
+from bpekit import errors
+
+SPECIALS = {"<|end|>": 300, "<|fim|>": 301}
+MERGES = [b"th", b"he", b"the", b" t", b"in", b"er", b"an", b" the", b"\xc3\xa9", b"  ", b"\xe6\x97"]
+PATTERN = r"""'s|'t| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+ALPHABET = ["a", "e", "t", "h", "the", " ", "  ", "\n", "\r\n", "é", "日", "😀", "\ud800", "<|end|>", "<|fim|>",
+            "x", "1", "123", "'s", "'T", ".", "Hello", " world"]  # fmt: skip
+
+
+@pytest.fixture(scope="module", params=["test", "cl100k_base", "o200k_base", "r50k_base"])
+def enc(request: pytest.FixtureRequest) -> bpekit.Encoding:
+    if request.param != "test":
+        return bpekit.get_encoding(request.param)
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks.update({m: 256 + i for i, m in enumerate(MERGES)})
+    return bpekit.Encoding("truncate-test", pat_str=PATTERN, mergeable_ranks=ranks, special_tokens=SPECIALS)
+
+
+def texts(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(ALPHABET) for _ in range(rng.randrange(40))) for _ in range(n)]
+
+
+def expected(enc: bpekit.Encoding, text: str, n: int, **policy: object) -> str:
+    """The oracle: the first ``n`` ids of the whole encoding, as text, whole characters only."""
+    ids = enc.encode(text, **policy)  # type: ignore[arg-type]
+    return enc.decode_bytes(ids[:n]).decode("utf-8", errors="ignore")
+
+
+@pytest.mark.parametrize("policy", [{"allowed_special": "all"}, {"disallowed_special": ()}])
+def test_truncate_is_the_first_ids_of_the_encoding(enc: bpekit.Encoding, policy: dict) -> None:
+    fix = bpekit._core.fix_surrogates
+    for text in texts(150, seed=3) + ["", "日本語のテキスト", "a" * 300, " " * 50 + "x", "1234567"]:
+        fixed = fix(text)
+        total = len(enc.encode(text, **policy))
+        for n in sorted({0, 1, 2, 3, total - 1, total, total + 1, total // 2} - {-1}):
+            got = enc.truncate(text, n, **policy)
+            assert got == expected(enc, text, n, **policy), (text, n)
+            assert fixed.startswith(got)
+            assert len(enc.encode(got, **policy)) <= n, (text, n)
+        assert enc.truncate(text, total, **policy) == fixed
+
+
+def test_truncate_refuses_disallowed_specials_only_in_the_prefix(enc: bpekit.Encoding) -> None:
+    special = next(iter(enc.special_tokens_set))
+    text = f"one two three {special} four"
+    n = len(enc.encode_ordinary("one two three"))
+    assert enc.truncate(text, n) == "one two three"
+    with_it = len(enc.encode_ordinary(f"one two three {special}"))  # (the special as plain text)
+    part = enc.truncate(text, with_it - 1)  # part of the special's text: no error
+    assert special not in part and text.startswith(part) and len(part) > len("one two three")
+    with pytest.raises(errors.DisallowedSpecialError):
+        enc.truncate(text, with_it)
+    with pytest.raises(errors.DisallowedSpecialError):
+        enc.truncate(text, 1000, disallowed_special={special})
+    allowed = enc.truncate(text, n + 2, allowed_special="all")  # " " and the special token
+    assert allowed == expected(enc, text, n + 2, allowed_special="all") and allowed.endswith(special)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "3", None, True])
+def test_truncate_argument_errors(enc: bpekit.Encoding, bad: object) -> None:
+    with pytest.raises(errors.InputTypeError, match="max_tokens"):
+        enc.truncate("some text", bad)  # type: ignore[arg-type]
+    with pytest.raises(errors.InputTypeError, match="must be a str"):
+        enc.truncate(b"some text", 3)  # type: ignore[arg-type]
+
+
+def test_tokenizer_truncate() -> None:
+    enc = bpekit.get_encoding("cl100k_base")
+    tok = bpekit.Tokenizer.from_encoding(enc)
+    assert tok.truncate("hello world, again", 2) == enc.truncate("hello world, again", 2) == "hello world"
+    pipeline = bpekit.Tokenizer(bpekit.pipeline.BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))
+    with pytest.raises(errors.UsageError, match="rank model"):
+        pipeline.truncate("ab", 1)
