@@ -172,7 +172,8 @@ pub fn pretokenize(data: &[u8]) {
     assert_eq!(got, want, "{:?} splitter != regex on {text:?}", known.known());
 }
 
-/// `data[0]` picks an encoder; the rest is text (or raw bytes). Everything decodes back exactly.
+/// `data[0]` picks an encoder; the rest is text (or raw bytes). Everything decodes back exactly, and
+/// `truncate` keeps the text of the first ids for any budget.
 pub fn round_trip(data: &[u8]) {
     let encoders = encoders();
     let Some((&sel, rest)) = data.split_first() else { return };
@@ -190,6 +191,20 @@ pub fn round_trip(data: &[u8]) {
     let (with_specials, _) = enc.encode(&text, &all).expect("encode");
     assert_eq!(enc.decode_bytes(&with_specials).unwrap(), text.as_bytes(), "encode round trip");
     assert_eq!(enc.count(&text, &all).unwrap(), with_specials.len(), "count");
+    // truncate: the text of the first n ids, whole characters, for budgets around the edges
+    for (allowed, ids) in [(&none, &ordinary), (&all, &with_specials)] {
+        let len = ids.len();
+        for n in [0, 1, 2, len / 3, len / 2, len.saturating_sub(1), len, len + 1] {
+            let end = enc.truncate(&text, allowed, n).expect("truncate");
+            let kept = enc.decode_bytes(&ids[..n.min(len)]).unwrap();
+            let mut want = kept.len();
+            while !text.is_char_boundary(want) {
+                want -= 1;
+            }
+            assert_eq!(end, want, "truncate to {n} of {len} ids");
+            assert!(enc.count(&text[..end], allowed).unwrap() <= n, "the prefix of {n} ids encodes to more");
+        }
+    }
 }
 
 /// `data[0]` picks a vocabulary; the rest is one piece. Every merge gives the same ids.
