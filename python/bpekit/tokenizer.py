@@ -148,8 +148,8 @@ class Tokenizer:
         self._refresh()
 
     # What a Tokenizer derives from its stages (the Rust splitter and model, caches, the bound
-    # `encode`): left out of a pickle and rebuilt after it, so that a pipeline crosses to other
-    # processes.
+    # `encode` and `decode`): left out of a pickle and rebuilt after it, so that a pipeline
+    # crosses to other processes.
     _DERIVED = ("_splitter", "_fast", "_added_fast", "_normalize", "_pieces", "_built_for", "_decode_built",
                 "encode", "decode", "_calls_bound")
     # Whether `encode` and `decode` were bound in Rust (or found not bindable) since a public

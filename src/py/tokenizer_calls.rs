@@ -1,8 +1,7 @@
 //! `bpekit._core.TokenizerCalls`: `Tokenizer.encode` and `Tokenizer.decode` with no Python frame,
 //! bound on a `Tokenizer` whose model the core encodes in one call (a pair-merge pipeline from
 //! `tokenizer.json` or GGUF, a SentencePiece model, a rank model) and whose decoder has a table of
-//! every id
-//! (`decode_table`: ByteLevel, SentencePiece), as `bound.rs` binds `Encoding`'s calls.
+//! every id (`decode_table`: ByteLevel, SentencePiece), as `bound.rs` binds `Encoding`'s calls.
 //!
 //! Performance note: through the Python methods, `Tokenizer.encode("hi")` on Llama 3's GGUF took
 //! 0.71 µs, of which the Rust model call was 0.14, and `decode` of one id 0.81 µs, of which the
@@ -24,9 +23,8 @@
 
 use super::added::LiteralMatcher;
 use super::bound::{builtin, errors_arg, vectorcall, Args, BoundCalls, Methods, Owner};
-use super::decode::decode_one;
 use super::calls::text_arg;
-use super::decode::{ByteLevelIds, SentencePieceIds};
+use super::decode::{decode_one, ByteLevelIds, SentencePieceIds};
 use super::encoder::CoreBPE;
 use super::pairbpe::PairBPE;
 use super::sentencepiece::SentencePieceCore;
@@ -108,6 +106,14 @@ impl TokenizerCalls {
             add = Self::flag(py, args, args.positional + i);
             Ok(add.is_some())
         };
+        if !matches!(model, Model::Rank(_)) {
+            // a pipeline takes no other keyword (the method ignores the special-token policies)
+            for i in 0..args.keywords() {
+                if !other(i)? {
+                    return Ok(None);
+                }
+            }
+        }
         let text = args.value(py, 0);
         let ids = match model {
             Model::Rank(core) => {
@@ -115,23 +121,13 @@ impl TokenizerCalls {
                 let Some(policy) = args.policy(py, core, other)? else { return Ok(None) };
                 core.list_call(py, &text, &policy)?
             }
-            Model::Pair { .. } | Model::Pieces(_) => {
-                for i in 0..args.keywords() {
-                    if !other(i)? {
-                        return Ok(None);
-                    }
-                }
+            Model::Pair { model, raw, norm, normalize, ascii_invariant } => {
                 let text = text_arg(&text)?; // type, size limit, lone surrogates
-                match model {
-                    Model::Pair { model, raw, norm, normalize, ascii_invariant } => {
-                        let (raw, norm) = (raw.as_ref().map(|m| m.get()), norm.as_ref().map(|m| m.get()));
-                        let normalize = normalize.as_ref().map(|f| f.bind(py));
-                        model.get().encode_text(py, &text, raw, norm, normalize, *ascii_invariant)?
-                    }
-                    Model::Pieces(core) => core.get().encode_bytes(py, text.as_bytes())?,
-                    Model::Rank(_) => unreachable!("matched above"),
-                }
+                let (raw, norm) = (raw.as_ref().map(|m| m.get()), norm.as_ref().map(|m| m.get()));
+                let normalize = normalize.as_ref().map(|f| f.bind(py));
+                model.get().encode_text(py, &text, raw, norm, normalize, *ascii_invariant)?
             }
+            Model::Pieces(core) => core.get().encode_bytes(py, text_arg(&text)?.as_bytes())?,
         };
         if add != Some(true) {
             return Ok(Some(ids.into_any()));
@@ -151,18 +147,35 @@ impl TokenizerCalls {
         if args.positional == 0 || args.positional > 2 {
             return Ok(None);
         }
-        if let Table::Rank(core) = table {
+        let seq = args.value(py, 0);
+        let text = match table {
             // `Encoding.decode(tokens, errors)`: `skip_special_tokens` goes to the method
-            return match errors_arg(py, args)? {
-                Some(errors) => decode_one(core.get().core(), &args.value(py, 0), Some(&errors)),
-                None => Ok(None),
-            };
-        }
+            Table::Rank(core) => {
+                return match errors_arg(py, args)? {
+                    Some(errors) => decode_one(core.get().core(), &seq, Some(&errors)),
+                    None => Ok(None),
+                };
+            }
+            Table::Bytes(t) => match Self::skip_arg(py, args)? {
+                Some(skip) => t.get().decode(&seq, skip)?,
+                None => return Ok(None),
+            },
+            Table::Pieces(t) => match Self::skip_arg(py, args)? {
+                Some(skip) => t.get().decode(&seq, skip)?,
+                None => return Ok(None),
+            },
+        };
+        Ok(text.map(Bound::into_any))
+    }
+
+    /// `skip_special_tokens` of a pipeline's `decode` call given as `True`, `False` or not at all,
+    /// with `errors` (which the method ignores) or not; `None` for any other keyword.
+    fn skip_arg(py: Python<'_>, args: &Args<'_>) -> PyResult<Option<bool>> {
         let (errors, skip_name) = (intern!(py, "errors"), intern!(py, "skip_special_tokens"));
         let mut skip = None;
         for i in 0..args.keywords() {
             if args.name_is(py, i, errors)? && args.positional == 1 {
-                continue; // (a pipeline's decode ignores `errors`)
+                continue;
             }
             if skip.is_some() || !args.name_is(py, i, skip_name)? {
                 return Ok(None);
@@ -172,13 +185,7 @@ impl TokenizerCalls {
                 return Ok(None);
             }
         }
-        let (seq, skip) = (args.value(py, 0), skip.unwrap_or(false));
-        let text = match table {
-            Table::Bytes(t) => t.get().decode(&seq, skip)?,
-            Table::Pieces(t) => t.get().decode(&seq, skip)?,
-            Table::Rank(_) => unreachable!("decoded above"),
-        };
-        Ok(text.map(Bound::into_any))
+        Ok(Some(skip.unwrap_or(false)))
     }
 }
 
