@@ -241,17 +241,19 @@ impl CoreBpe {
         }
     }
 
-    /// The length in bytes of the text of the first `max` ids of `encode(text, allowed)`, cut back
-    /// to a character boundary: the text that fits a budget of `max` tokens. Only that prefix is
-    /// split and merged (and one piece more): truncating a long document costs what its first
-    /// `max` tokens cost.
+    /// The length in bytes of the text of the first `k` ids of `encode(text, allowed)`, `k` the
+    /// largest up to `max` whose text ends on a character boundary (a token that ends inside a
+    /// character is left out, with the tokens before it in that character): the text that fits
+    /// a budget of `max` tokens. Only that prefix is split and merged (and one piece more):
+    /// truncating a long document costs what its first `max` tokens cost.
     ///
-    /// Encoding the prefix alone nearly always gives those ids again: the ids of the piece cut
-    /// last are BPE of their bytes alone (no merge crossed their end, so none inside them
-    /// changes). But the splitter may cut the end of the shorter text otherwise (`\s+(?!\S)`
-    /// takes a whole run of spaces at the end of a text, where the full text left its last space
-    /// to the next word), so `Encoding.truncate` counts the prefix and shrinks the budget if it
-    /// does not fit.
+    /// Encoding the prefix alone nearly always gives those ids again: the ids kept of the piece
+    /// cut last are BPE of their bytes alone (no merge crossed their end, so none inside them
+    /// changes; hence whole tokens: cut inside a token, the bytes left merge otherwise, into
+    /// more tokens, as the `round_trip` fuzz target found). But the splitter may cut the end of
+    /// the shorter text otherwise (`\s+(?!\S)` takes a whole run of spaces at the end of a text,
+    /// where the full text left its last space to the next word), so `Encoding.truncate` counts
+    /// the prefix and shrinks the budget if it does not fit.
     pub fn truncate(&self, text: &str, allowed: &[bool], max: usize) -> Result<usize> {
         let bytes = text.as_bytes();
         let (mut start, mut n, mut end) = (0, 0, 0);
@@ -268,8 +270,16 @@ impl CoreBpe {
                             (n, end) = (n + k, start + e);
                             return if n < max { Ok(()) } else { Err(Error::Stopped) };
                         }
-                        let fit: usize = ids[..max - n].iter().map(|&t| self.vocab.token_bytes(t).map_or(0, <[u8]>::len)).sum();
-                        (n, end) = (max, start + s + fit);
+                        // the kept ids of this piece, up to the last that ends on a character boundary
+                        let mut at = start + s;
+                        end = at;
+                        for &t in &ids[..max - n] {
+                            at += self.vocab.token_bytes(t).map_or(0, <[u8]>::len);
+                            if text.is_char_boundary(at) {
+                                end = at;
+                            }
+                        }
+                        n = max;
                         Err(Error::Stopped)
                     })
                 });
@@ -283,9 +293,7 @@ impl CoreBpe {
                 _ => break,
             }
         }
-        while !text.is_char_boundary(end) {
-            end -= 1; // (a token that ends inside a character: the character is left out)
-        }
+        debug_assert!(text.is_char_boundary(end));
         Ok(end)
     }
 

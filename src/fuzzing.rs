@@ -173,7 +173,7 @@ pub fn pretokenize(data: &[u8]) {
 }
 
 /// `data[0]` picks an encoder; the rest is text (or raw bytes). Everything decodes back exactly, and
-/// `truncate` keeps the text of the first ids for any budget.
+/// `truncate` keeps the text of the first whole-character ids for any budget.
 pub fn round_trip(data: &[u8]) {
     let encoders = encoders();
     let Some((&sel, rest)) = data.split_first() else { return };
@@ -191,16 +191,20 @@ pub fn round_trip(data: &[u8]) {
     let (with_specials, _) = enc.encode(&text, &all).expect("encode");
     assert_eq!(enc.decode_bytes(&with_specials).unwrap(), text.as_bytes(), "encode round trip");
     assert_eq!(enc.count(&text, &all).unwrap(), with_specials.len(), "count");
-    // truncate: the text of the first n ids, whole characters, for budgets around the edges
+    // truncate: the text of the first k <= n ids, k the largest ending on a character boundary,
+    // for budgets around the edges; it encodes to at most n ids
     for (allowed, ids) in [(&none, &ordinary), (&all, &with_specials)] {
         let len = ids.len();
         for n in [0, 1, 2, len / 3, len / 2, len.saturating_sub(1), len, len + 1] {
             let end = enc.truncate(&text, allowed, n).expect("truncate");
-            let kept = enc.decode_bytes(&ids[..n.min(len)]).unwrap();
-            let mut want = kept.len();
-            while !text.is_char_boundary(want) {
-                want -= 1;
-            }
+            let mut k = n.min(len);
+            let want = loop {
+                let at = enc.decode_bytes(&ids[..k]).unwrap().len();
+                if text.is_char_boundary(at) {
+                    break at;
+                }
+                k -= 1;
+            };
             assert_eq!(end, want, "truncate to {n} of {len} ids");
             assert!(enc.count(&text[..end], allowed).unwrap() <= n, "the prefix of {n} ids encodes to more");
         }

@@ -216,12 +216,13 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> str:
         """The text of the first ``max_tokens`` ids of ``encode(text, ...)``, a prefix of ``text``
-        (a token that ends inside a character leaves that character out), which encodes to at
-        most ``max_tokens`` ids. Only the prefix is encoded, so cutting a long document to a
-        budget costs what the budget's tokens cost, where ``decode(encode(text)[:n])`` encodes it
-        all. A disallowed special token raises as in ``encode`` if it is in the prefix (the text
-        after it is not looked at). Text with lone surrogates is fixed first, as ``encode`` fixes
-        it; the result is then a prefix of the fixed text."""
+        that encodes to at most ``max_tokens`` ids (a last id that ends inside a character is left
+        out: cut inside it, the bytes left could take more ids than the budget). Only the prefix
+        is encoded, so cutting a long document to a budget costs what the budget's tokens cost,
+        where ``decode(encode(text)[:n])`` encodes it all. A disallowed special token raises as in
+        ``encode`` if it is in the prefix (the text after it is not looked at). Text with lone
+        surrogates is fixed first, as ``encode`` fixes it; the result is then a prefix of the
+        fixed text."""
         text = _check_text(text)
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
             raise InputTypeError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
