@@ -242,19 +242,35 @@ impl CoreBpe {
     }
 
     /// The length in bytes of the text of the first `k` ids of `encode(text, allowed)`, `k` the
-    /// largest up to `max` whose text ends on a character boundary (a token that ends inside a
-    /// character is left out, with the tokens before it in that character): the text that fits
-    /// a budget of `max` tokens. Only that prefix is split and merged (and one piece more):
-    /// truncating a long document costs what its first `max` tokens cost.
+    /// largest up to `max` whose text ends on a character boundary and encodes to at most `max`
+    /// ids: the text that fits a budget of `max` tokens. Only that prefix is split and merged
+    /// (twice: a second pass counts it): truncating a long document costs what its first `max`
+    /// tokens cost.
     ///
     /// Encoding the prefix alone nearly always gives those ids again: the ids kept of the piece
     /// cut last are BPE of their bytes alone (no merge crossed their end, so none inside them
     /// changes; hence whole tokens: cut inside a token, the bytes left merge otherwise, into
     /// more tokens, as the `round_trip` fuzz target found). But the splitter may cut the end of
-    /// the shorter text otherwise (`\s+(?!\S)` takes a whole run of spaces at the end of a text,
-    /// where the full text left its last space to the next word), so `Encoding.truncate` counts
-    /// the prefix and shrinks the budget if it does not fit.
+    /// the shorter text otherwise: `\s+(?!\S)` takes a whole run of spaces at the end of a text
+    /// where the full text left its last space to the next word (fewer ids), and o200k's
+    /// contraction suffix takes `" I'T"` whole where `" I'"` alone splits in two (more ids; the
+    /// fuzz target again). So the prefix is counted, and while it takes more than `max` ids the
+    /// budget shrinks by the excess.
     pub fn truncate(&self, text: &str, allowed: &[bool], max: usize) -> Result<usize> {
+        let mut budget = max;
+        loop {
+            let end = self.truncate_once(text, allowed, budget)?;
+            let n = self.count(&text[..end], allowed)?;
+            if n <= max {
+                return Ok(end);
+            }
+            budget = budget.saturating_sub(n - max); // (0 ids: the empty text, which fits)
+        }
+    }
+
+    /// The text of the first `k` ids, `k` the largest up to `max` that ends on a character
+    /// boundary ([`CoreBpe::truncate`] before its count).
+    fn truncate_once(&self, text: &str, allowed: &[bool], max: usize) -> Result<usize> {
         let bytes = text.as_bytes();
         let (mut start, mut n, mut end) = (0, 0, 0);
         let mut ids = Vec::with_capacity(64);

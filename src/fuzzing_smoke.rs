@@ -155,6 +155,15 @@ fn smoke_round_trip() {
     run("round_trip");
 }
 
+/// The inputs on which `round_trip` found `truncate` keeping more ids than its budget (session 16):
+/// a Telugu token cut back inside a character (the bytes left took one id more), and o200k's
+/// `" I'T"`, one piece in the text, two (`" I"`, `"'"`) in the prefix `" I'"`.
+#[test]
+fn round_trip_truncate_regressions() {
+    super::round_trip(b"\xb3='/L\x0d\xd0\xa9\x0dfn \xe0\xb0\xb5\xe0\xb0\x9a\xe0\xb1\x8d\xe0\xb0\x9a\xe0\xb0\xbf\xe0\xb0\x82\xe0\xb0\xbd\xa6\xe0}\xb0\xbf'L\x0d\x0da\x0d");
+    super::round_trip(b"\xea I'T\xf8n\xff!a<|endoft\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x000\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00ext|>\x0a \x0d\x0a\xe3\x80\x80tn'Vs");
+}
+
 #[test]
 fn smoke_merges() {
     // the "late" fixture's tables avoid its tokens built out of rank order, so the target

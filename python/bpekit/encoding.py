@@ -216,10 +216,12 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> str:
         """The text of the first ``max_tokens`` ids of ``encode(text, ...)``, a prefix of ``text``
-        that encodes to at most ``max_tokens`` ids (a last id that ends inside a character is left
-        out: cut inside it, the bytes left could take more ids than the budget). Only the prefix
-        is encoded, so cutting a long document to a budget costs what the budget's tokens cost,
-        where ``decode(encode(text)[:n])`` encodes it all. A disallowed special token raises as in
+        that encodes to at most ``max_tokens`` ids: a last id that ends inside a character is left
+        out (cut inside it, the bytes left could take more ids than the budget), and in the rare
+        case where the prefix alone splits into more ids (o200k's ``" I'T"`` is one piece, ``"
+        I'"`` two) fewer are kept. Only the prefix is encoded, so cutting a long document to a
+        budget costs what the budget's tokens cost, where ``decode(encode(text)[:n])`` encodes it
+        all. A disallowed special token raises as in
         ``encode`` if it is in the prefix (the text after it is not looked at). Text with lone
         surrogates is fixed first, as ``encode`` fixes it; the result is then a prefix of the
         fixed text."""
@@ -232,15 +234,7 @@ class Encoding:
         except UnicodeEncodeError:  # lone surrogates: not UTF-8
             text = _fix_surrogates(text)
             end = self._core_bpe.truncate(text, allowed, max_tokens)
-        budget = max_tokens
-        while True:
-            out = text[:end]
-            # the prefix nearly always encodes to the same ids; where the split of the cut text
-            # differs (CoreBpe::truncate says when) and it would not fit, the budget shrinks
-            if (n := self._core_bpe.count(out, allowed)) <= max_tokens:
-                break
-            budget -= n - max_tokens
-            end = self._core_bpe.truncate(text, allowed, budget)
+        out = text[:end]
         self._check_special(out, allowed_special, disallowed_special)
         return out
 

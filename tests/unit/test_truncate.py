@@ -42,15 +42,21 @@ def texts(n: int, seed: int) -> list[str]:
 
 def expected(enc: bpekit.Encoding, text: str, n: int, **policy: object) -> str:
     """The oracle: the text of the first ``k`` ids of the whole encoding, ``k`` the largest up to
-    ``n`` that ends on a character boundary."""
+    the budget that ends on a character boundary; the budget starts at ``n`` and shrinks by the
+    excess while that text encodes to more than ``n`` ids."""
     ids = enc.encode(text, **policy)  # type: ignore[arg-type]
     data = bpekit._core.fix_surrogates(text).encode()
-    for k in range(min(n, len(ids)), -1, -1):
-        try:
-            return data[: len(enc.decode_bytes(ids[:k]))].decode("utf-8")
-        except UnicodeDecodeError:
-            continue  # the k-th id ends inside a character
-    raise AssertionError("unreachable: no ids is the empty text")
+    budget = n
+    while True:
+        for k in range(min(budget, len(ids)), -1, -1):
+            try:
+                prefix = data[: len(enc.decode_bytes(ids[:k]))].decode("utf-8")
+                break
+            except UnicodeDecodeError:
+                continue  # the k-th id ends inside a character
+        if (count := len(enc.encode(prefix, **policy))) <= n:  # type: ignore[arg-type]
+            return prefix
+        budget = max(0, budget - (count - n))
 
 
 @pytest.mark.parametrize("policy", [{"allowed_special": "all"}, {"disallowed_special": ()}])
@@ -78,6 +84,17 @@ def test_a_token_ending_inside_a_character_is_left_out(text: str, n: int) -> Non
     assert len(enc.encode(lossy)) > n  # what cutting back inside the token gives
     got = enc.truncate(text, n)
     assert got == expected(enc, text, n) and len(enc.encode(got)) <= n and len(got) < len(lossy)
+
+
+def test_a_prefix_that_splits_into_more_ids_is_cut_further() -> None:
+    """o200k's contraction suffix makes ``" I'T"`` one piece (one id here); alone, ``" I'"`` is two
+    pieces and two ids (first found by the ``round_trip`` fuzz target): the budget shrinks."""
+    enc = bpekit.get_encoding("o200k_base")
+    text = " I'T went"
+    assert len(enc.encode(" I'")) == 2 and enc.split(text)[0] == " I'T"
+    for n in range(len(enc.encode(text)) + 1):
+        got = enc.truncate(text, n)
+        assert got == expected(enc, text, n) and len(enc.encode(got)) <= n
 
 
 def test_truncate_refuses_disallowed_specials_only_in_the_prefix(enc: bpekit.Encoding) -> None:
