@@ -12,6 +12,17 @@ use crate::vocab::{Rank, Vocab};
 use rustc_hash::FxHashSet;
 use std::sync::{Arc, OnceLock};
 
+/// Retries of [`CoreBpe::truncate`] that shrink its budget by one id; later ones double the step.
+pub const TRUNCATE_RETRIES: usize = 8;
+
+/// How many ids [`CoreBpe::truncate`]'s retry number `retries` takes off its budget.
+pub fn truncate_step(retries: usize) -> usize {
+    match retries.checked_sub(TRUNCATE_RETRIES) {
+        None => 1,
+        Some(past) => 1 << (past + 1).min(40),
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct CoreBpe {
     pub vocab: Vocab,
@@ -255,16 +266,20 @@ impl CoreBpe {
     /// where the full text left its last space to the next word (fewer ids), and o200k's
     /// contraction suffix takes `" I'T"` whole where `" I'"` alone splits in two (more ids; the
     /// fuzz target again). So the prefix is counted, and while it takes more than `max` ids the
-    /// budget shrinks by the excess.
+    /// budget shrinks: by one id at a time (the excess can jump over budgets that fit: where every
+    /// `"xy'T"` is `["xy'", "T"]` and `"xy'"` alone three ids, shrinking by the excess of 2 from an
+    /// odd budget only meets odd ones, down to the empty text), and past [`TRUNCATE_RETRIES`]
+    /// tries by steps that double, so a text built to make cut after cut split into more ids
+    /// costs a few dozen passes over the prefix at most (and may keep less than would fit).
     pub fn truncate(&self, text: &str, allowed: &[bool], max: usize) -> Result<usize> {
-        let mut budget = max;
+        let (mut budget, mut retries) = (max, 0);
         loop {
             let end = self.truncate_once(text, allowed, budget)?;
-            let n = self.count(&text[..end], allowed)?;
-            if n <= max {
-                return Ok(end);
+            if self.count(&text[..end], allowed)? <= max {
+                return Ok(end); // (at the latest with a budget of 0: the empty text)
             }
-            budget = budget.saturating_sub(n - max); // (0 ids: the empty text, which fits)
+            budget = budget.saturating_sub(truncate_step(retries));
+            retries += 1;
         }
     }
 

@@ -198,7 +198,7 @@ pub fn round_trip(data: &[u8]) {
         let len = ids.len();
         for n in [0, 1, 2, len / 3, len / 2, len.saturating_sub(1), len, len + 1] {
             let end = enc.truncate(&text, allowed, n).expect("truncate");
-            let mut budget = n;
+            let (mut budget, mut retries) = (n, 0);
             let want = loop {
                 let mut k = budget.min(len);
                 let at = loop {
@@ -212,7 +212,8 @@ pub fn round_trip(data: &[u8]) {
                 if count <= n {
                     break at;
                 }
-                budget = budget.saturating_sub(count - n);
+                budget = budget.saturating_sub(crate::core::truncate_step(retries));
+                retries += 1;
             };
             assert_eq!(end, want, "truncate to {n} of {len} ids");
         }

@@ -46,7 +46,7 @@ def expected(enc: bpekit.Encoding, text: str, n: int, **policy: object) -> str:
     excess while that text encodes to more than ``n`` ids."""
     ids = enc.encode(text, **policy)  # type: ignore[arg-type]
     data = bpekit._core.fix_surrogates(text).encode()
-    budget = n
+    budget, retries = n, 0
     while True:
         for k in range(min(budget, len(ids)), -1, -1):
             try:
@@ -56,7 +56,9 @@ def expected(enc: bpekit.Encoding, text: str, n: int, **policy: object) -> str:
                 continue  # the k-th id ends inside a character
         if (count := len(enc.encode(prefix, **policy))) <= n:  # type: ignore[arg-type]
             return prefix
-        budget = max(0, budget - (count - n))
+        # one id at a time, then (past TRUNCATE_RETRIES = 8 in src/core.rs) doubling steps
+        budget = max(0, budget - (1 if retries < 8 else 1 << min(retries - 8 + 1, 40)))
+        retries += 1
 
 
 @pytest.mark.parametrize("policy", [{"allowed_special": "all"}, {"disallowed_special": ()}])
@@ -95,6 +97,21 @@ def test_a_prefix_that_splits_into_more_ids_is_cut_further() -> None:
     for n in range(len(enc.encode(text)) + 1):
         got = enc.truncate(text, n)
         assert got == expected(enc, text, n) and len(enc.encode(got)) <= n
+
+
+def test_the_budget_shrinks_one_id_at_a_time() -> None:
+    """Every ``"xy'T"`` is one piece of two ids (``"xy'"``, ``"T"``), and ``"xy'"`` alone is three
+    (``"x"``, ``"y"``, ``"'"``): every odd budget cuts where the prefix takes two ids more.
+    Shrinking by that excess would only meet odd budgets, down to the empty text; one id less
+    fits."""
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks.update({b"y'": 256, b"xy'": 257})
+    enc = bpekit.Encoding("xy", pat_str=r"[a-z]+(?:'T)?|.", mergeable_ranks=ranks, special_tokens={})
+    text = "xy'T" * 30
+    assert enc.encode(text) == [257, ord("T")] * 30 and len(enc.encode("xy'")) == 3
+    for n in range(61):
+        got = enc.truncate(text, n)
+        assert got == "xy'T" * (n // 2) == expected(enc, text, n), n
 
 
 def test_truncate_refuses_disallowed_specials_only_in_the_prefix(enc: bpekit.Encoding) -> None:
