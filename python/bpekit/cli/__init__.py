@@ -39,6 +39,7 @@ EXAMPLES = {
         "echo 'hello world' | bpekit count --encoding cl100k_base",
         "bpekit encode -f README.md --json",
         "bpekit decode 24912 2375 --encoding o200k_base",
+        "bpekit truncate -f report.txt --max-tokens 8000 > prompt.txt",
     ],
     "bpekit.cli.train": ["bpekit train corpus/ --vocab-size 32000 -o tok.json"],
 }

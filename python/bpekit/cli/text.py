@@ -1,4 +1,4 @@
-"""``bpekit encode``, ``decode`` and ``count``: text in, ids out (and back).
+"""``bpekit encode``, ``decode``, ``count`` and ``truncate``: text in, ids out (and back).
 
 Documents come from positional arguments (one document each), ``--file`` (one document per file,
 or per line with ``--lines``), or standard input when neither is given.
@@ -44,6 +44,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--total", action="store_true", help="print only the total over all documents")
     p.set_defaults(run=run_count)
 
+    p = sub.add_parser(
+        "truncate", help="cut text to a token budget",
+        description="Print the text of each document's first --max-tokens tokens (whole characters; it encodes to at "
+                    "most that many tokens), encoding only that part of it.",
+    )
+    p.add_argument("text", nargs="*", help="documents to cut (default: stdin)")
+    p.add_argument("-n", "--max-tokens", type=int, required=True, metavar="N", help="the token budget of each document")
+    _common(p)
+    p.set_defaults(run=run_truncate)
+
     p = sub.add_parser("decode", help="token ids -> text", description="Decode ids (space/comma separated, or JSON arrays, one document per line).")
     p.add_argument("ids", nargs="*", help="ids of one document (default: stdin, one document per line)")
     _common(p, text_input=False)
@@ -70,14 +80,19 @@ def _documents(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
             yield label, text
 
 
-def _encode_one(enc, args: argparse.Namespace, text: str) -> list[int]:  # noqa: ANN001
+def _policy(args: argparse.Namespace) -> dict[str, object]:
+    """The special-token policy of ``--allow-special`` / ``--ordinary`` (default: refuse)."""
     if args.allow_special and args.ordinary:
         raise UsageError("--allow-special and --ordinary exclude each other")
     if args.allow_special:
-        return enc.encode(text, allowed_special="all")
+        return {"allowed_special": "all"}
     if args.ordinary:
-        return enc.encode_ordinary(text)
-    return enc.encode(text)
+        return {"disallowed_special": ()}
+    return {}
+
+
+def _encode_one(enc, args: argparse.Namespace, text: str) -> list[int]:  # noqa: ANN001
+    return enc.encode(text, **_policy(args))  # type: ignore[no-any-return]
 
 
 def run_encode(args: argparse.Namespace) -> int:
@@ -94,8 +109,9 @@ def run_encode(args: argparse.Namespace) -> int:
 def run_count(args: argparse.Namespace) -> int:
     enc = _encoding(args.encoding)
     total = 0
+    policy = _policy(args)
     for label, text in _documents(args):
-        n = len(_encode_one(enc, args, text))
+        n = enc.count(text, **policy)  # (no list built)
         total += n
         if args.total:
             continue
@@ -105,6 +121,22 @@ def run_count(args: argparse.Namespace) -> int:
             print(n)
     if args.total:
         print(json.dumps({"total": total}) if args.json else total)
+    return 0
+
+
+def run_truncate(args: argparse.Namespace) -> int:
+    if args.max_tokens < 0:
+        raise UsageError(f"--max-tokens must be >= 0, got {args.max_tokens}")
+    enc = _encoding(args.encoding)
+    policy = _policy(args)
+    for label, text in _documents(args):
+        cut = enc.truncate(text, args.max_tokens, **policy)
+        if args.json:
+            print(json.dumps({"source": label, "text": cut, "count": enc.count(cut, **policy)}, ensure_ascii=False))
+        elif args.lines:
+            print(cut)
+        else:
+            sys.stdout.write(cut)
     return 0
 
 

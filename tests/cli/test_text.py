@@ -1,0 +1,84 @@
+"""``bpekit encode``, ``count``, ``decode`` and ``truncate``: documents from arguments, files, lines
+and standard input, plain and JSON output, the special-token switches, and their errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import bpekit
+import pytest
+
+ENC = "cl100k_base"
+TEXT = "hello world <|endoftext|> again"
+
+
+@pytest.fixture
+def enc() -> bpekit.Encoding:
+    return bpekit.get_encoding(ENC)
+
+
+def json_lines(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_encode_arguments_files_and_lines(cli, enc, tmp_path):
+    r = cli("encode", "hello world", "hi", "-e", ENC)
+    assert r.code == 0 and r.out.splitlines() == [" ".join(map(str, enc.encode(t))) for t in ("hello world", "hi")]
+    doc = tmp_path / "doc.txt"
+    doc.write_text("one two\nthree\n", encoding="utf-8")
+    r = cli("encode", "-f", str(doc), "--lines", "--json", "-e", ENC)
+    got = json_lines(r.out)
+    assert [g["source"] for g in got] == [f"{doc}:1", f"{doc}:2"]
+    assert [g["ids"] for g in got] == [enc.encode("one two"), enc.encode("three")]
+    assert [g["count"] for g in got] == [len(g["ids"]) for g in got]
+
+
+def test_encode_special_token_switches(cli, enc):
+    r = cli("encode", TEXT, "-e", ENC)
+    assert r.code == 1 and "disallowed special token" in r.error_line
+    assert cli("encode", TEXT, "-e", ENC, "--allow-special").out.split() == list(map(str, enc.encode(TEXT, allowed_special="all")))
+    assert cli("encode", TEXT, "-e", ENC, "--ordinary").out.split() == list(map(str, enc.encode_ordinary(TEXT)))
+    r = cli("encode", TEXT, "-e", ENC, "--ordinary", "--allow-special")
+    assert r.code == 1 and "exclude each other" in r.error_line
+
+
+def test_count_and_total(cli, enc, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("from standard input"))
+    r = cli("count", "-e", ENC, "--json")
+    assert json_lines(r.out) == [{"source": "<stdin>", "count": enc.count("from standard input"), "bytes": 19}]
+    r = cli("count", "a b c", TEXT, "-e", ENC, "--ordinary", "--total")
+    assert r.out.strip() == str(enc.count("a b c") + len(enc.encode_ordinary(TEXT)))
+    assert cli("count", TEXT, "-e", ENC, "--allow-special").out.strip() == str(len(enc.encode(TEXT, allowed_special="all")))
+
+
+def test_decode_ids_and_json_arrays(cli, enc, monkeypatch):
+    ids = enc.encode("hello world")
+    assert cli("decode", *map(str, ids), "-e", ENC).out == "hello world\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(ids) + "\n" + ",".join(map(str, enc.encode("hi"))) + "\n"))
+    assert json_lines(cli("decode", "-e", ENC, "--json").out) == [{"text": "hello world"}, {"text": "hi"}]
+    r = cli("decode", "12", "x", "-e", ENC)
+    assert r.code == 1 and "token ids must be integers" in r.error_line
+
+
+def test_truncate(cli, enc, tmp_path):
+    doc = tmp_path / "doc.txt"
+    long_text = "The quick brown fox jumps over the lazy dog. " * 200
+    doc.write_text(long_text, encoding="utf-8")
+    r = cli("truncate", "-f", str(doc), "--max-tokens", "25", "-e", ENC)
+    assert r.code == 0 and r.out == enc.truncate(long_text, 25) and len(enc.encode(r.out)) == 25
+    got = json_lines(cli("truncate", "a b c d e f", "hi", "-n", "3", "-e", ENC, "--json").out)
+    assert [(g["text"], g["count"]) for g in got] == [("a b c", 3), ("hi", 1)]
+    doc.write_text("one two three\nfour five six\n", encoding="utf-8")
+    assert cli("truncate", "-f", str(doc), "--lines", "-n", "2", "-e", ENC).out == "one two\nfour five\n"
+    # the special-token switches: refused inside the budget, allowed or ordinary on request
+    assert cli("truncate", TEXT, "-n", "2", "-e", ENC).out == "hello world"
+    r = cli("truncate", TEXT, "-n", "20", "-e", ENC)
+    assert r.code == 1 and "disallowed special token" in r.error_line
+    assert cli("truncate", TEXT, "-n", "4", "-e", ENC, "--allow-special").out == "hello world <|endoftext|>"
+    assert cli("truncate", TEXT, "-n", "4", "-e", ENC, "--ordinary").out == enc.truncate(TEXT, 4, disallowed_special=())
+    r = cli("truncate", "x", "-n", "-1", "-e", ENC)
+    assert r.code == 1 and "--max-tokens must be >= 0" in r.error_line
+    r = cli("truncate", "x", "-e", ENC)
+    assert r.code == 2 and "--max-tokens" in r.error_line
