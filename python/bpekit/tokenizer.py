@@ -435,14 +435,36 @@ class Tokenizer:
         allowed_special: Specials = frozenset(),
         disallowed_special: Specials = "all",
     ) -> str:
-        """The text of the first ``max_tokens`` ids of ``encode(text)``, which encodes to at most
-        ``max_tokens`` ids (:meth:`Encoding.truncate`); rank models only (a pipeline's
-        normalizer may change the text, so its ids do not map back to a prefix)."""
-        if self.encoding is None:
-            raise UsageError("truncate needs a rank model (Tokenizer.from_encoding, a trained or .tiktoken "
-                             "tokenizer); for a pipeline, decode(encode(text)[:max_tokens])")
-        return self.encoding.truncate(text, max_tokens, allowed_special=allowed_special,
-                                      disallowed_special=disallowed_special)
+        """A prefix of ``text`` that encodes (``encode(prefix)``, no post-processor) to at most
+        ``max_tokens`` ids. A rank model gives the text of the first ``max_tokens`` ids
+        (:meth:`Encoding.truncate`, with its special-token policy). A pipeline, whose normalizer
+        and added tokens do not map ids back to the text, searches the prefix: a window that
+        doubles until it takes more than ``max_tokens`` ids, then the longest cut of it (by
+        characters, binary search) that fits, so the work depends on the budget, not on the
+        length of the text; the cut may stop a few characters short of the longest prefix that
+        fits where adding characters can lower the count."""
+        if self.encoding is not None:
+            return self.encoding.truncate(text, max_tokens, allowed_special=allowed_special,
+                                          disallowed_special=disallowed_special)
+        text = _check_text(text)
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
+            raise InputTypeError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
+        text = _fix_surrogates(text) if _has_surrogates(text) else text  # (cuts in the text encoded)
+
+        def fits(end: int) -> bool:
+            return len(self.encode(text[:end])) <= max_tokens
+
+        # a window that takes more ids than the budget (or the whole text, which fits)
+        hi = min(len(text), 8 * max_tokens + 64)
+        lo = 0
+        while fits(hi):
+            if hi == len(text):
+                return text
+            lo, hi = hi, min(len(text), 2 * hi)
+        while hi - lo > 1:  # fits(lo), not fits(hi)
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        return text[:lo]
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids with no special-token handling (special and added tokens are plain text)."""

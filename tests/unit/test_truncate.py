@@ -18,6 +18,7 @@ import random
 import bpekit
 import pytest
 from bpekit import errors
+from datapaths import DATA
 
 SPECIALS = {"<|end|>": 300, "<|fim|>": 301}
 MERGES = [b"th", b"he", b"the", b" t", b"in", b"er", b"an", b" the", b"\xc3\xa9", b"  ", b"\xe6\x97"]
@@ -138,10 +139,48 @@ def test_truncate_argument_errors(enc: bpekit.Encoding, bad: object) -> None:
         enc.truncate(b"some text", 3)  # type: ignore[arg-type]
 
 
-def test_tokenizer_truncate() -> None:
+def test_tokenizer_truncate_of_a_rank_model_is_the_encodings() -> None:
     enc = bpekit.get_encoding("cl100k_base")
     tok = bpekit.Tokenizer.from_encoding(enc)
     assert tok.truncate("hello world, again", 2) == enc.truncate("hello world, again", 2) == "hello world"
-    pipeline = bpekit.Tokenizer(bpekit.pipeline.BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))
-    with pytest.raises(errors.UsageError, match="rank model"):
-        pipeline.truncate("ab", 1)
+    assert tok.truncate(TEXT_WITH_SPECIAL, 40, allowed_special="all") == TEXT_WITH_SPECIAL
+    with pytest.raises(errors.DisallowedSpecialError):
+        tok.truncate(TEXT_WITH_SPECIAL, 40)
+
+
+TEXT_WITH_SPECIAL = "a <|endoftext|> b"
+PIPELINES = {
+    "neox": DATA / "hf" / "gpt-neox-20b.tokenizer.json",  # NFC, added tokens
+    "llama3": DATA / "gguf" / "ggml-vocab-llama-bpe.gguf",
+    "qwen2": DATA / "gguf" / "ggml-vocab-qwen2.gguf",
+    "spm": DATA / "gguf" / "ggml-vocab-llama-spm.gguf",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PIPELINES))
+def test_pipeline_truncate_is_the_longest_cut_that_fits(name: str) -> None:
+    """A pipeline's truncation searches the prefix (its ids do not map back to the text): the cut
+    fits the budget and one character more does not, on random texts with added tokens,
+    combining marks (NFC), CJK, emoji, surrogates; and a long text costs a window, not all of it."""
+    path = PIPELINES[name]
+    if not path.is_file():
+        pytest.skip(f"{path} not found (set BPEKIT_TEST_DATA)")
+    tok = bpekit.Tokenizer.from_file(path)
+    rng = random.Random(9)
+    words = ["hello", " world", " ", "\n", "e\u0301", "é", "日本語", "😀", "\ud800", "<|endoftext|>", "123", "'s", "  "]
+    fix = bpekit._core.fix_surrogates
+    for _ in range(60):
+        text = "".join(rng.choice(words) for _ in range(rng.randrange(1, 40)))
+        total = len(tok.encode(text))
+        for n in {0, 1, 2, total // 2, total - 1, total, total + 3}:
+            if n < 0:
+                continue
+            got = tok.truncate(text, n)
+            fixed = fix(text)
+            assert fixed.startswith(got) and len(tok.encode(got)) <= n, (text, n)
+            assert got == fixed or len(tok.encode(fixed[: len(got) + 1])) > n, (text, n)
+    with pytest.raises(errors.InputTypeError, match="max_tokens"):
+        tok.truncate("x", -1)
+    # a long text: the result is the same as for its first part
+    long = "The quick brown fox jumps over the lazy dog. " * 20_000
+    assert tok.truncate(long, 50) == tok.truncate(long[:2000], 50)
