@@ -212,29 +212,41 @@ class Encoding:
         text: str,
         max_tokens: int,
         *,
+        side: str = "right",
         allowed_special: AllowedSpecial = set(),  # noqa: B006
         disallowed_special: DisallowedSpecial = "all",
     ) -> str:
-        """The text of the first ``max_tokens`` ids of ``encode(text, ...)``, a prefix of ``text``
-        that encodes to at most ``max_tokens`` ids: a last id that ends inside a character is left
-        out (cut inside it, the bytes left could take more ids than the budget), and in the rare
-        case where the prefix alone splits into more ids (o200k's ``" I'T"`` is one piece, ``"
-        I'"`` two) fewer are kept. Only the prefix is encoded, so cutting a long document to a
-        budget costs what the budget's tokens cost, where ``decode(encode(text)[:n])`` encodes it
-        all. A disallowed special token raises as in
-        ``encode`` if it is in the prefix (the text after it is not looked at). Text with lone
-        surrogates is fixed first, as ``encode`` fixes it; the result is then a prefix of the
+        """Cuts ``text`` to at most ``max_tokens`` tokens: it returns a part of ``text`` that
+        encodes to at most ``max_tokens`` ids, and only that part is encoded, so cutting a long
+        document costs what the budget's tokens cost, where ``decode(encode(text)[:n])`` encodes
+        it all.
+
+        ``side="right"`` (the default) cuts the end: the text of the first ``max_tokens`` ids of
+        ``encode(text, ...)``, a last id that ends inside a character left out (cut inside it,
+        the bytes left could take more ids than the budget), and fewer in the rare case where the
+        prefix alone splits into more ids (o200k's ``" I'T"`` is one piece, ``" I'"`` two).
+        ``side="left"`` cuts the start (a chat history's last turns): the longest suffix that
+        fits, found by counting a window from the end that doubles until it takes more, then
+        cutting it by binary search over characters.
+
+        A disallowed special token raises as in ``encode`` if it is in the part kept. Text with
+        lone surrogates is fixed first, as ``encode`` fixes it; the result is then part of the
         fixed text."""
         text = _check_text(text)
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
-            raise InputTypeError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
+        max_tokens = _check_budget(max_tokens)
+        if side not in ("right", "left"):
+            raise InputTypeError(f"side must be 'right' (keep the start) or 'left' (keep the end), got {side!r}")
         allowed = self._check_special("", allowed_special, disallowed_special)
+
+        def cut(text: str) -> str:
+            if side == "right":
+                return text[: self._core_bpe.truncate(text, allowed, max_tokens)]
+            return longest_cut(text, max_tokens, lambda part: self._core_bpe.count(part, allowed), from_end=True)
+
         try:
-            end = self._core_bpe.truncate(text, allowed, max_tokens)
-        except UnicodeEncodeError:  # lone surrogates: not UTF-8
-            text = _fix_surrogates(text)
-            end = self._core_bpe.truncate(text, allowed, max_tokens)
-        out = text[:end]
+            out = cut(text)
+        except UnicodeEncodeError:  # lone surrogates (in the part looked at) are not UTF-8
+            out = cut(_fix_surrogates(text))
         self._check_special(out, allowed_special, disallowed_special)
         return out
 
@@ -574,6 +586,33 @@ def _check_batch(texts: object) -> list[str]:
             raise InputTypeError(f"batch item {i} must be a str, got {type(t).__name__}")
     limits.check_texts(texts)
     return list(texts)
+
+
+def _check_budget(max_tokens: object) -> int:
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
+        raise InputTypeError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
+    return max_tokens
+
+
+def longest_cut(text: str, max_tokens: int, count: Callable[[str], int], from_end: bool = False) -> str:
+    """The longest prefix (``from_end``: suffix) of ``text`` that ``count`` takes to at most
+    ``max_tokens``, cut between characters: a window that doubles until ``count`` says it takes
+    more (or it is the whole text, which fits), then a binary search for a cut that fits where one
+    character more does not. The work depends on the budget, not on the length of the text; the
+    cut may stop short of the longest that fits where adding characters lowers the count."""
+
+    def fits(width: int) -> bool:
+        return count(text[len(text) - width :] if from_end else text[:width]) <= max_tokens
+
+    lo, hi = 0, min(len(text), 8 * max_tokens + 64)
+    while fits(hi):
+        if hi == len(text):
+            return text
+        lo, hi = hi, min(len(text), 2 * hi)
+    while hi - lo > 1:  # fits(lo), not fits(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return text[len(text) - lo :] if from_end else text[:lo]
 
 
 def _check_threads(n: object) -> int:

@@ -24,7 +24,15 @@ from typing import Any, Literal
 
 from bpekit import _core
 from bpekit.atomicfile import atomic_write
-from bpekit.encoding import Encoding, _check_text, _fix_surrogates, _valid_text, cache_budget
+from bpekit.encoding import (
+    Encoding,
+    _check_budget,
+    _check_text,
+    _fix_surrogates,
+    _valid_text,
+    cache_budget,
+    longest_cut,
+)
 from bpekit.errors import (
     FormatError,
     InputTypeError,
@@ -432,39 +440,26 @@ class Tokenizer:
         text: str,
         max_tokens: int,
         *,
+        side: str = "right",
         allowed_special: Specials = frozenset(),
         disallowed_special: Specials = "all",
     ) -> str:
-        """A prefix of ``text`` that encodes (``encode(prefix)``, no post-processor) to at most
-        ``max_tokens`` ids. A rank model gives the text of the first ``max_tokens`` ids
-        (:meth:`Encoding.truncate`, with its special-token policy). A pipeline, whose normalizer
-        and added tokens do not map ids back to the text, searches the prefix: a window that
-        doubles until it takes more than ``max_tokens`` ids, then the longest cut of it (by
-        characters, binary search) that fits, so the work depends on the budget, not on the
-        length of the text; the cut may stop a few characters short of the longest prefix that
-        fits where adding characters can lower the count."""
+        """A part of ``text`` that encodes (``encode(part)``, no post-processor) to at most
+        ``max_tokens`` ids: its start (``side="right"``, the default, cuts the end) or its end
+        (``side="left"``). A rank model cuts as :meth:`Encoding.truncate` (with its special-token
+        policy). A pipeline, whose normalizer and added tokens do not map ids back to the text,
+        searches the cut (:func:`bpekit.encoding.longest_cut`): a window that doubles until it
+        takes more than ``max_tokens`` ids, then a binary search over characters, so the work
+        depends on the budget, not on the length of the text."""
         if self.encoding is not None:
-            return self.encoding.truncate(text, max_tokens, allowed_special=allowed_special,
+            return self.encoding.truncate(text, max_tokens, side=side, allowed_special=allowed_special,
                                           disallowed_special=disallowed_special)
         text = _check_text(text)
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
-            raise InputTypeError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
-        text = _fix_surrogates(text) if _has_surrogates(text) else text  # (cuts in the text encoded)
-
-        def fits(end: int) -> bool:
-            return len(self.encode(text[:end])) <= max_tokens
-
-        # a window that takes more ids than the budget (or the whole text, which fits)
-        hi = min(len(text), 8 * max_tokens + 64)
-        lo = 0
-        while fits(hi):
-            if hi == len(text):
-                return text
-            lo, hi = hi, min(len(text), 2 * hi)
-        while hi - lo > 1:  # fits(lo), not fits(hi)
-            mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-        return text[:lo]
+        max_tokens = _check_budget(max_tokens)
+        if side not in ("right", "left"):
+            raise InputTypeError(f"side must be 'right' (keep the start) or 'left' (keep the end), got {side!r}")
+        text = _fix_surrogates(text) if _has_surrogates(text) else text  # (cuts of the text encoded)
+        return longest_cut(text, max_tokens, lambda part: len(self.encode(part)), from_end=side == "left")
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids with no special-token handling (special and added tokens are plain text)."""

@@ -78,6 +78,7 @@ def test_truncate(cli, enc, tmp_path):
     assert r.code == 1 and "disallowed special token" in r.error_line
     assert cli("truncate", TEXT, "-n", "4", "-e", ENC, "--allow-special").out == "hello world <|endoftext|>"
     assert cli("truncate", TEXT, "-n", "4", "-e", ENC, "--ordinary").out == enc.truncate(TEXT, 4, disallowed_special=())
+    assert cli("truncate", "a b c d e f", "-n", "2", "--side", "left", "-e", ENC).out == " e f"
     r = cli("truncate", "x", "-n", "-1", "-e", ENC)
     assert r.code == 1 and "--max-tokens must be >= 0" in r.error_line
     r = cli("truncate", "x", "-e", ENC)

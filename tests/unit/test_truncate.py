@@ -115,6 +115,23 @@ def test_the_budget_shrinks_one_id_at_a_time() -> None:
         assert got == "xy'T" * (n // 2) == expected(enc, text, n), n
 
 
+@pytest.mark.parametrize("policy", [{"allowed_special": "all"}, {"disallowed_special": ()}])
+def test_truncate_from_the_left_keeps_the_longest_suffix_that_fits(enc: bpekit.Encoding, policy: dict) -> None:
+    """``side="left"`` keeps the end: a suffix that fits, where one character more does not (the
+    binary search's invariant), counted only over a window from the end."""
+    fix = bpekit._core.fix_surrogates
+    for text in texts(100, seed=4) + ["", "日本語のテキスト", "a" * 300, "x" + " " * 50]:
+        fixed = fix(text)
+        total = len(enc.encode(text, **policy))
+        for n in sorted({0, 1, 2, total // 2, total - 1, total, total + 1} - {-1}):
+            got = enc.truncate(text, n, side="left", **policy)
+            assert fixed.endswith(got) and len(enc.encode(got, **policy)) <= n, (text, n)
+            longer = fixed[len(fixed) - len(got) - 1 :]
+            assert got == fixed or len(enc.encode(longer, **policy)) > n, (text, n)
+    with pytest.raises(errors.InputTypeError, match="side must be"):
+        enc.truncate("abc", 1, side="middle")
+
+
 def test_truncate_refuses_disallowed_specials_only_in_the_prefix(enc: bpekit.Encoding) -> None:
     special = next(iter(enc.special_tokens_set))
     text = f"one two three {special} four"
@@ -179,8 +196,12 @@ def test_pipeline_truncate_is_the_longest_cut_that_fits(name: str) -> None:
             fixed = fix(text)
             assert fixed.startswith(got) and len(tok.encode(got)) <= n, (text, n)
             assert got == fixed or len(tok.encode(fixed[: len(got) + 1])) > n, (text, n)
+            end = tok.truncate(text, n, side="left")
+            assert fixed.endswith(end) and len(tok.encode(end)) <= n, (text, n)
+            assert end == fixed or len(tok.encode(fixed[len(fixed) - len(end) - 1 :])) > n, (text, n)
     with pytest.raises(errors.InputTypeError, match="max_tokens"):
         tok.truncate("x", -1)
     # a long text: the result is the same as for its first part
     long = "The quick brown fox jumps over the lazy dog. " * 20_000
     assert tok.truncate(long, 50) == tok.truncate(long[:2000], 50)
+    assert tok.truncate(long, 50, side="left") == tok.truncate(long[-2000:], 50, side="left")

@@ -47,10 +47,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "truncate", help="cut text to a token budget",
         description="Print the text of each document's first --max-tokens tokens (whole characters; it encodes to at "
-                    "most that many tokens), encoding only that part of it.",
+                    "most that many tokens), encoding only that part of it; --side left keeps the end instead.",
     )
     p.add_argument("text", nargs="*", help="documents to cut (default: stdin)")
     p.add_argument("-n", "--max-tokens", type=int, required=True, metavar="N", help="the token budget of each document")
+    p.add_argument("--side", choices=("right", "left"), default="right",
+                   help="cut the end and keep the start (right, the default) or cut the start and keep the end (left)")
     _common(p)
     p.set_defaults(run=run_truncate)
 
@@ -130,7 +132,7 @@ def run_truncate(args: argparse.Namespace) -> int:
     enc = _encoding(args.encoding)
     policy = _policy(args)
     for label, text in _documents(args):
-        cut = enc.truncate(text, args.max_tokens, **policy)
+        cut = enc.truncate(text, args.max_tokens, side=args.side, **policy)
         if args.json:
             print(json.dumps({"source": label, "text": cut, "count": enc.count(cut, **policy)}, ensure_ascii=False))
         elif args.lines:
