@@ -435,6 +435,21 @@ class Tokenizer:
             ids = self.post_processor.process(ids)
         return ids
 
+    def count(
+        self,
+        text: str,
+        add_special_tokens: bool = False,
+        *,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> int:
+        """``len(encode(text, ...))``; a rank model counts without building the list
+        (:meth:`Encoding.count`)."""
+        if self.encoding is not None and not (add_special_tokens and self.post_processor is not None):
+            return self.encoding.count(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return len(self.encode(text, add_special_tokens, allowed_special=allowed_special,
+                               disallowed_special=disallowed_special))
+
     def truncate(
         self,
         text: str,
@@ -459,7 +474,7 @@ class Tokenizer:
         if side not in ("right", "left"):
             raise InputTypeError(f"side must be 'right' (keep the start) or 'left' (keep the end), got {side!r}")
         text = _fix_surrogates(text) if _has_surrogates(text) else text  # (cuts of the text encoded)
-        return longest_cut(text, max_tokens, lambda part: len(self.encode(part)), from_end=side == "left")
+        return longest_cut(text, max_tokens, self.count, from_end=side == "left")
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids with no special-token handling (special and added tokens are plain text)."""

@@ -231,3 +231,14 @@ def test_bound_decode_answers_as_the_class_method(name: str) -> None:
     assert tok.decode(ids) == Tokenizer.decode(tok, ids) != text
     tok.decoder = decoder
     assert tok.decode(ids) == text and type(tok.decode.__self__) is bpekit._core.TokenizerCalls
+
+
+@pytest.mark.parametrize("name", ["neox", "llama3", "spm", "cl100k"])
+def test_count_is_the_length_of_encode(name: str) -> None:
+    tok = load(name)
+    for t in texts(tok, 30, seed=11):
+        for add in (False, True):
+            assert outcome(tok.count, t, add) == outcome(lambda *a: len(tok.encode(*a)), t, add), (t, add)
+    assert outcome(tok.count, "a <|endoftext|>", allowed_special="all") == outcome(
+        lambda t, **k: len(tok.encode(t, **k)), "a <|endoftext|>", allowed_special="all"
+    )
