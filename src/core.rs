@@ -255,8 +255,9 @@ impl CoreBpe {
     /// The length in bytes of the text of the first `k` ids of `encode(text, allowed)`, `k` the
     /// largest up to `max` whose text ends on a character boundary and encodes to at most `max`
     /// ids: the text that fits a budget of `max` tokens. Only that prefix is split and merged
-    /// (twice: a second pass counts it): truncating a long document costs what its first `max`
-    /// tokens cost.
+    /// (twice: a second pass counts it), and the piece that crosses the budget: truncating a long
+    /// document costs what its first `max` tokens cost, unless one piece is most of it (a text
+    /// with no split point costs what `encode` costs).
     ///
     /// Encoding the prefix alone nearly always gives those ids again: the ids kept of the piece
     /// cut last are BPE of their bytes alone (no merge crossed their end, so none inside them
