@@ -12,6 +12,17 @@ use crate::vocab::{Rank, Vocab};
 use rustc_hash::FxHashSet;
 use std::sync::{Arc, OnceLock};
 
+/// Pieces of at least this many bytes are not merged whole by [`CoreBpe::truncate`] (a text with
+/// no split point is one piece): the cut is searched from their start (`CoreBpe::longest_cut`).
+pub const TRUNCATE_LONG_PIECE: usize = if cfg!(any(test, feature = "fuzzing")) { 256 } else { 64 << 10 };
+
+/// Where `CoreBpe::truncate_once` cut: after its ids, or at the start of a piece too long to merge
+/// whole (the text before it fits).
+enum Cut {
+    At(usize),
+    LongPiece(usize),
+}
+
 /// Retries of [`CoreBpe::truncate`] that shrink its budget by one id; later ones double the step.
 pub const TRUNCATE_RETRIES: usize = 8;
 
@@ -256,8 +267,9 @@ impl CoreBpe {
     /// largest up to `max` whose text ends on a character boundary and encodes to at most `max`
     /// ids: the text that fits a budget of `max` tokens. Only that prefix is split and merged
     /// (twice: a second pass counts it), and the piece that crosses the budget: truncating a long
-    /// document costs what its first `max` tokens cost, unless one piece is most of it (a text
-    /// with no split point costs what `encode` costs).
+    /// document costs what its first `max` tokens cost. A piece of [`TRUNCATE_LONG_PIECE`] bytes
+    /// or more (a text with no split point) is not merged whole: the cut is searched from its
+    /// start ([`CoreBpe::longest_cut`]), so the work stays set by the budget.
     ///
     /// Encoding the prefix alone nearly always gives those ids again: the ids kept of the piece
     /// cut last are BPE of their bytes alone (no merge crossed their end, so none inside them
@@ -275,7 +287,10 @@ impl CoreBpe {
     pub fn truncate(&self, text: &str, allowed: &[bool], max: usize) -> Result<usize> {
         let (mut budget, mut retries) = (max, 0);
         loop {
-            let end = self.truncate_once(text, allowed, budget)?;
+            let end = match self.truncate_once(text, allowed, budget)? {
+                Cut::At(end) => end,
+                Cut::LongPiece(start) => return self.longest_cut(text, allowed, budget, start),
+            };
             if self.count(&text[..end], allowed)? <= max {
                 return Ok(end); // (at the latest with a budget of 0: the empty text)
             }
@@ -284,18 +299,64 @@ impl CoreBpe {
         }
     }
 
-    /// The text of the first `k` ids, `k` the largest up to `max` that ends on a character
-    /// boundary ([`CoreBpe::truncate`] before its count).
-    fn truncate_once(&self, text: &str, allowed: &[bool], max: usize) -> Result<usize> {
+    /// The longest `text[..end]`, `end` a character boundary past `from`, that encodes to at most
+    /// `max` ids (with `text[..from]` fitting): a window past `from` that doubles until it takes
+    /// more, then a binary search for an end that fits where one character more does not. For a
+    /// piece too long to merge whole ([`TRUNCATE_LONG_PIECE`]): each count cuts the piece at the
+    /// window, so the work depends on the budget (`bpekit.encoding.longest_cut` is the same
+    /// search over characters, for the cuts that cannot walk pieces).
+    fn longest_cut(&self, text: &str, allowed: &[bool], max: usize, from: usize) -> Result<usize> {
+        let fits = |end: usize| -> Result<bool> { Ok(self.count(&text[..end], allowed)? <= max) };
+        let char_end = |mut at: usize| {
+            while !text.is_char_boundary(at) {
+                at += 1; // (at most 3 bytes)
+            }
+            at
+        };
+        let (mut lo, mut width) = (from, 8 * max + 64);
+        let mut hi = char_end((from + width).min(text.len()));
+        while fits(hi)? {
+            if hi == text.len() {
+                return Ok(hi);
+            }
+            (lo, width) = (hi, 2 * width);
+            hi = char_end((from + width).min(text.len()));
+        }
+        // fits(lo), not fits(hi): halve over the character boundaries strictly between them
+        loop {
+            // the midpoint rounded up to a character boundary, or (where that is `lo` or `hi`: a
+            // character spans the middle) the boundary right after `lo`
+            let mid = match char_end(lo + (hi - lo) / 2) {
+                mid if mid == lo || mid >= hi => char_end(lo + 1),
+                mid => mid,
+            };
+            if mid >= hi {
+                return Ok(lo);
+            }
+            if fits(mid)? {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+    }
+
+    /// Where [`CoreBpe::truncate_once`] cut, or the start of a piece too long to merge whole.
+    fn truncate_once(&self, text: &str, allowed: &[bool], max: usize) -> Result<Cut> {
         let bytes = text.as_bytes();
         let (mut start, mut n, mut end) = (0, 0, 0);
         let mut ids = Vec::with_capacity(64);
+        let mut long = None;
         while n < max {
             let next = self.specials.find_allowed(bytes, start, allowed);
             let stop = next.map_or(text.len(), |f| f.start);
             if stop > start {
                 let walk = self.with_cache(|mut cache| {
                     self.pretokenizer.for_each_piece(&text[start..stop], |s, e| {
+                        if e - s >= TRUNCATE_LONG_PIECE {
+                            long = Some(start + s); // not merged whole: searched (`longest_cut`)
+                            return Err(Error::Stopped);
+                        }
                         ids.clear();
                         let k = self.encode_piece(&bytes[start + s..start + e], &mut ids, &mut cache)?;
                         if n + k <= max {
@@ -319,6 +380,9 @@ impl CoreBpe {
                     Ok(()) | Err(Error::Stopped) => {}
                     Err(e) => return Err(e),
                 }
+                if let Some(at) = long {
+                    return Ok(Cut::LongPiece(at));
+                }
             }
             match next {
                 Some(f) if n < max => (n, end, start) = (n + 1, f.end, f.end),
@@ -326,7 +390,7 @@ impl CoreBpe {
             }
         }
         debug_assert!(text.is_char_boundary(end));
-        Ok(end)
+        Ok(Cut::At(end))
     }
 
     /// BPE of arbitrary bytes as one piece (no regex).

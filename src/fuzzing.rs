@@ -193,7 +193,9 @@ pub fn round_trip(data: &[u8]) {
     assert_eq!(enc.count(&text, &all).unwrap(), with_specials.len(), "count");
     // truncate: the text of the first k <= n ids, k the largest ending on a character boundary,
     // for budgets around the edges, as long as it encodes to at most n ids (else the budget
-    // shrinks by the excess)
+    // shrinks); past a piece of TRUNCATE_LONG_PIECE bytes (256 in this build) the cut is searched:
+    // it fits and one character more does not
+    let chars_after = |at: usize| (at + 1..=text.len()).find(|&i| text.is_char_boundary(i));
     for (allowed, ids) in [(&none, &ordinary), (&all, &with_specials)] {
         let len = ids.len();
         for n in [0, 1, 2, len / 3, len / 2, len.saturating_sub(1), len, len + 1] {
@@ -215,7 +217,13 @@ pub fn round_trip(data: &[u8]) {
                 budget = budget.saturating_sub(crate::core::truncate_step(retries));
                 retries += 1;
             };
-            assert_eq!(end, want, "truncate to {n} of {len} ids");
+            assert!(enc.count(&text[..end], allowed).unwrap() <= n, "truncate to {n}: the cut does not fit");
+            if end != want {
+                let searched = enc.pretokenizer.split(&text).unwrap().iter().any(|p| p.len() >= crate::core::TRUNCATE_LONG_PIECE);
+                assert!(searched, "truncate to {n} of {len} ids: {end} != {want}");
+                let next = chars_after(end).expect("a cut short of the text");
+                assert!(enc.count(&text[..next], allowed).unwrap() > n, "truncate to {n}: a longer cut fits");
+            }
         }
     }
 }

@@ -219,8 +219,8 @@ class Encoding:
         """Cuts ``text`` to at most ``max_tokens`` tokens: it returns a part of ``text`` that
         encodes to at most ``max_tokens`` ids, and only that part is encoded, so cutting a long
         document costs what the budget's tokens cost, where ``decode(encode(text)[:n])`` encodes
-        it all (``side="right"`` merges the piece that crosses the budget whole: a text with no
-        split point costs what ``encode`` costs).
+        it all (a piece of 64 KiB or more, a text with no split point, is cut by a search as for
+        ``side="left"``, not merged whole).
 
         ``side="right"`` (the default) cuts the end: the text of the first ``max_tokens`` ids of
         ``encode(text, ...)``, a last id that ends inside a character left out (cut inside it,

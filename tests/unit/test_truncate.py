@@ -132,6 +132,25 @@ def test_truncate_from_the_left_keeps_the_longest_suffix_that_fits(enc: bpekit.E
         enc.truncate("abc", 1, side="middle")
 
 
+def test_a_piece_too_long_to_merge_whole_is_cut_by_search() -> None:
+    """A piece of 64 KiB or more (a text with no split point) is not merged whole to keep a few
+    of its ids: the cut is searched from its start (``CoreBpe::longest_cut``). It fits, and one
+    character more does not; before that piece the cut is the exact one."""
+    enc = bpekit.get_encoding("o200k_base")
+    rng = random.Random(3)
+    letters = "".join(rng.choice("abcdefghijklmnopqrstuvwxyzéß日") for _ in range(200_000))
+    text = "Some words first, " + letters + " and a tail <|endoftext|> after."
+    head = len(enc.encode("Some words first, "))
+    for n in [0, 1, head - 1, head, head + 1, head + 7, 1000, 30_000]:
+        got = enc.truncate(text, n, disallowed_special=())
+        assert text.startswith(got) and len(enc.encode(got, disallowed_special=())) <= n, n
+        if n < head:
+            assert got == expected(enc, text, n, disallowed_special=()), n
+        else:
+            assert len(enc.encode(text[: len(got) + 1], disallowed_special=())) > n, n
+    assert enc.truncate(text, 10**9, allowed_special="all") == text
+
+
 def test_truncate_refuses_disallowed_specials_only_in_the_prefix(enc: bpekit.Encoding) -> None:
     special = next(iter(enc.special_tokens_set))
     text = f"one two three {special} four"
