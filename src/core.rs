@@ -287,9 +287,10 @@ impl CoreBpe {
     pub fn truncate(&self, text: &str, allowed: &[bool], max: usize) -> Result<usize> {
         let (mut budget, mut retries) = (max, 0);
         loop {
+            // (a search assumes the text before the long piece fits: counted with the rest)
             let end = match self.truncate_once(text, allowed, budget)? {
                 Cut::At(end) => end,
-                Cut::LongPiece(start) => return self.longest_cut(text, allowed, budget, start),
+                Cut::LongPiece(start) => self.longest_cut(text, allowed, budget, start)?,
             };
             if self.count(&text[..end], allowed)? <= max {
                 return Ok(end); // (at the latest with a budget of 0: the empty text)

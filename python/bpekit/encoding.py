@@ -234,9 +234,7 @@ class Encoding:
         lone surrogates is fixed first, as ``encode`` fixes it; the result is then part of the
         fixed text."""
         text = _check_text(text)
-        max_tokens = _check_budget(max_tokens)
-        if side not in ("right", "left"):
-            raise InputTypeError(f"side must be 'right' (keep the start) or 'left' (keep the end), got {side!r}")
+        max_tokens = _check_cut(max_tokens, side)
         allowed = self._check_special("", allowed_special, disallowed_special)
 
         def cut(text: str) -> str:
@@ -589,9 +587,12 @@ def _check_batch(texts: object) -> list[str]:
     return list(texts)
 
 
-def _check_budget(max_tokens: object) -> int:
+def _check_cut(max_tokens: object, side: object) -> int:
+    """The arguments of a ``truncate`` call: the budget (returned) and the side."""
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
         raise InputTypeError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
+    if side not in ("right", "left"):
+        raise InputTypeError(f"side must be 'right' (keep the start) or 'left' (keep the end), got {side!r}")
     return max_tokens
 
 

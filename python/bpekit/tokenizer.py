@@ -26,7 +26,7 @@ from bpekit import _core
 from bpekit.atomicfile import atomic_write
 from bpekit.encoding import (
     Encoding,
-    _check_budget,
+    _check_cut,
     _check_text,
     _fix_surrogates,
     _valid_text,
@@ -470,9 +470,7 @@ class Tokenizer:
             return self.encoding.truncate(text, max_tokens, side=side, allowed_special=allowed_special,
                                           disallowed_special=disallowed_special)
         text = _check_text(text)
-        max_tokens = _check_budget(max_tokens)
-        if side not in ("right", "left"):
-            raise InputTypeError(f"side must be 'right' (keep the start) or 'left' (keep the end), got {side!r}")
+        max_tokens = _check_cut(max_tokens, side)
         text = _fix_surrogates(text) if _has_surrogates(text) else text  # (cuts of the text encoded)
         return longest_cut(text, max_tokens, self.count, from_end=side == "left")
 

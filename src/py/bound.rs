@@ -194,6 +194,11 @@ impl EncodingCalls {
         }
     }
 
+}
+
+impl BoundCalls for EncodingCalls {
+    type Which = Call;
+
     /// One call: the core's when [`EncodingCalls::fast`] takes it, else the `Encoding`'s Python
     /// method.
     fn call<'py>(&self, py: Python<'py>, which: Call, args: &Args<'_>) -> PyResult<Bound<'py, PyAny>> {
@@ -201,14 +206,6 @@ impl EncodingCalls {
             return Ok(out);
         }
         self.owner.call_method(py, which.name(), args)
-    }
-}
-
-impl BoundCalls for EncodingCalls {
-    type Which = Call;
-
-    fn call<'py>(&self, py: Python<'py>, which: Call, args: &Args<'_>) -> PyResult<Bound<'py, PyAny>> {
-        EncodingCalls::call(self, py, which, args)
     }
 }
 
