@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from bpekit import _core
 from bpekit.atomicfile import atomic_write
 from bpekit.encoding import (
     Encoding,
+    _check_batch,
     _check_cut,
     _check_text,
+    _check_threads,
     _fix_surrogates,
     _valid_text,
     cache_budget,
@@ -52,6 +54,10 @@ from bpekit.pipeline.fast import core_model, core_splitter, encode_texts
 from bpekit.pipeline.models import BPE, CACHE_MAX_WORD
 from bpekit.pipeline.rank_model import RankBPE, SentencePieceStage
 from bpekit.tokenizer_export import onig_pattern, tiktoken_sidecar, tiktoken_text
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 Pair = tuple[bytes, bytes]
 Specials = Literal["all"] | Collection[str]
@@ -495,21 +501,88 @@ class Tokenizer:
                 list(texts), num_threads=num_threads, allowed_special=allowed_special,
                 disallowed_special=disallowed_special,
             )
+        if self.encoding is not None:
+            return [self.encode(t, add_special_tokens, allowed_special=allowed_special,
+                                disallowed_special=disallowed_special) for t in _check_batch(texts)]
+        texts = _check_batch(texts)
         self._refresh()
-        if self.encoding is None and (matchers := self._added_fast) is not None:
+        out = None
+        if (matchers := self._added_fast) is not None:
             # added tokens cut in Rust (lone surrogates fixed there): Python only normalizes
-            checked = [_check_text(t) for t in texts]
-            out = self._fast.encode_added_batch(checked, *matchers, *self._normalize, num_threads)
-            if add_special_tokens and self.post_processor is not None:
-                out = [self.post_processor.process(ids) for ids in out]
-            return out  # type: ignore[no-any-return]
-        if self.encoding is None and self._fast is not None:
-            out = encode_texts(self._fast, self._segments, [_check_text(t) for t in texts], True, num_threads)
-            if add_special_tokens and self.post_processor is not None:
-                out = [self.post_processor.process(ids) for ids in out]
-            return out
-        return [self.encode(t, add_special_tokens, allowed_special=allowed_special,
-                            disallowed_special=disallowed_special) for t in texts]
+            out = self._fast.encode_added_batch(texts, *matchers, *self._normalize, num_threads)
+        elif self._fast is not None and self.normalizer is None and not self.added_tokens.strings:
+            try:  # each text is one segment
+                out = self._fast.encode_batch(texts, num_threads)
+            except UnicodeEncodeError:  # a lone surrogate: the segments below fix it
+                pass
+        if out is None and self._fast is not None:
+            out = encode_texts(self._fast, self._segments, texts, True, num_threads)
+        if out is None:
+            return [self.encode(t, add_special_tokens) for t in texts]
+        if add_special_tokens and self.post_processor is not None:
+            out = [self.post_processor.process(ids) for ids in out]
+        return out  # type: ignore[no-any-return]
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        add_special_tokens: bool = False,
+        *,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> npt.NDArray[np.uint32]:
+        """``encode`` as a ``uint32`` numpy array, made without a list."""
+        if self.encoding is not None and not (add_special_tokens and self.post_processor is not None):
+            return self.encoding.encode_to_numpy(text, allowed_special=allowed_special,
+                                                 disallowed_special=disallowed_special)
+        flat, _ = self.encode_batch_to_numpy([_check_text(text)], add_special_tokens, num_threads=1,
+                                             allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return flat
+
+    def encode_batch_to_numpy(
+        self,
+        texts: Sequence[str],
+        add_special_tokens: bool = False,
+        *,
+        num_threads: int = 0,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+        """``encode_batch`` as one flat ``uint32`` array and ``int64`` offsets (``len(texts) + 1``):
+        the ids of text ``i`` are ``flat[offsets[i]:offsets[i + 1]]``. Rank models, pair-merge
+        pipelines (``tokenizer.json``, GGUF) and SentencePiece models fill the array in Rust, on
+        ``num_threads`` threads (0 = one per core), with no Python object per id; a post-processor
+        that only adds ids around the text (``add_special_tokens``: templates, BERT, RoBERTa) adds
+        them in numpy. Other pipelines, and other post-processors, go through ``encode_batch``."""
+        from bpekit.flat import from_lists, with_affixes
+        from bpekit.pipeline.processors import affixes
+
+        texts = _check_batch(texts)
+        num_threads = _check_threads(num_threads)
+        post = self.post_processor if add_special_tokens else None
+        around = affixes(post) if post is not None else ([], [])
+        if around is None:
+            return from_lists(self.encode_batch(texts, add_special_tokens, num_threads=num_threads,
+                                                allowed_special=allowed_special,
+                                                disallowed_special=disallowed_special))
+        if self.encoding is not None:
+            flat, offsets = self.encoding.encode_batch_to_numpy(texts, num_threads=num_threads, allowed_special=allowed_special,
+                                                                disallowed_special=disallowed_special)
+        else:
+            flat, offsets = self._pipeline_flat(texts, num_threads)
+        return with_affixes(flat, offsets, *around)
+
+    def _pipeline_flat(self, texts: list[str], num_threads: int) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+        """A pipeline's ids of ``texts`` (added tokens matched, no post-processor), flat."""
+        from bpekit.flat import from_lists
+
+        self._refresh()
+        if (matchers := self._added_fast) is not None:  # added tokens cut in Rust
+            return self._fast.encode_added_batch_flat(texts, *matchers, *self._normalize, num_threads)  # type: ignore[no-any-return]
+        plain = self.normalizer is None and not self.added_tokens.strings  # (each text is one segment)
+        if plain and hasattr(self._fast, "encode_batch_flat"):
+            return self._fast.encode_batch_flat(texts, num_threads)  # type: ignore[no-any-return]
+        return from_lists(self.encode_batch(texts, num_threads=num_threads))
 
     def _segments(self, text: str, match_added: bool) -> list[tuple[str, int | None, bool]]:
         """``(text, None, first)`` runs for the model and ``(content, id, first)`` added tokens."""

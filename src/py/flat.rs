@@ -10,7 +10,7 @@
 //! small batch, one thread) becomes the array without a copy when it is long. Numbers in
 //! src/PERFORMANCE.md, "Numpy output and batches, fourth round" and "Batches, fifth round".
 
-use super::batch::{EncodeInto, FirstFail, Part};
+use super::batch::{EncodeAt, EncodeInto, FirstFail, Part};
 use super::chunks::{chunks, one_chunk, run_shared};
 use super::encoder::ids_array;
 use crate::parallel;
@@ -26,13 +26,18 @@ pub type FlatBatch<'py> = (Bound<'py, PyArray1<Rank>>, Bound<'py, PyArray1<i64>>
 /// core); the first failure (see [`FirstFail`]) is raised instead.
 pub fn encode_flat<'py>(py: Python<'py>, texts: &[Cow<'_, str>], threads: usize, encode: impl EncodeInto) -> PyResult<FlatBatch<'py>> {
     let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
+    encode_flat_at(py, &lens, threads, |i: usize, out: &mut Vec<Rank>| encode(&texts[i], out))
+}
+
+/// [`encode_flat`] of a batch given as the texts' lengths in bytes (for chunking) and `encode`,
+/// which encodes the text at an index (as [`super::batch::encode_lists_at`]).
+pub fn encode_flat_at<'py>(py: Python<'py>, lens: &[usize], threads: usize, encode: impl EncodeAt) -> PyResult<FlatBatch<'py>> {
     let total: usize = lens.iter().sum();
     let threads = parallel::thread_count(threads);
-    let encode = |i: usize, out: &mut Vec<Rank>| encode(&texts[i], out);
-    let parts: Vec<std::thread::Result<Part>> = if one_chunk(&lens, total, threads) {
-        vec![Part::encode_here(py, texts.len(), total, &encode)]
+    let parts: Vec<std::thread::Result<Part>> = if one_chunk(lens, total, threads) {
+        vec![Part::encode_here(py, lens.len(), total, &encode)]
     } else {
-        let cuts = chunks(&lens, total, threads);
+        let cuts = chunks(lens, total, threads);
         let mut done: Vec<(usize, std::thread::Result<Part>)> = Vec::with_capacity(cuts.len());
         run_shared(py, threads, &cuts, |c| Part::encode(c.start..c.end, c.bytes, &encode), |c, part| {
             done.push((c.start, part));
@@ -41,7 +46,7 @@ pub fn encode_flat<'py>(py: Python<'py>, texts: &[Cow<'_, str>], threads: usize,
         done.sort_unstable_by_key(|&(a, _)| a); // chunks finish in any order: back in text order
         done.into_iter().map(|(_, part)| part).collect()
     };
-    assemble(py, texts.len(), parts)
+    assemble(py, lens.len(), parts)
 }
 
 /// The arrays of `parts` (in order, `n` texts in all), or the batch's first failure.

@@ -3,6 +3,7 @@
 
 use super::batch::{encode_lists, encode_lists_at};
 use super::calls::Fail;
+use super::flat::{encode_flat, encode_flat_at, FlatBatch};
 use super::ints::IdInts;
 use super::added::LiteralMatcher;
 use super::calls::{batch_texts, HOLD_GIL_BELOW};
@@ -136,13 +137,31 @@ impl PairBPE {
         num_threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         let texts = batch_texts(&texts)?; // lone surrogates fixed as tiktoken does
-        let prepared = texts
-            .iter()
-            .map(|t| Prepared::new(py, t, raw.as_deref(), normalize.as_ref(), ascii_invariant))
-            .collect::<PyResult<Vec<_>>>()?;
-        let lens: Vec<usize> = prepared.iter().map(|p| p.text.len()).collect();
+        let (prepared, lens) = prepare_batch(py, &texts, raw.as_deref(), normalize.as_ref(), ascii_invariant)?;
         let norm = norm.as_deref();
         encode_lists_at(py, &self.ints, &lens, num_threads, |i: usize, out: &mut Vec<u32>| {
+            self.encode_prepared(&prepared[i], norm, out).map_err(Fail::Core)
+        })
+    }
+
+    /// `encode_added_batch` into one flat `uint32` array and `int64` offsets (`len(texts) + 1`):
+    /// the ids of text `i` are `flat[offsets[i]:offsets[i + 1]]`.
+    #[pyo3(signature = (texts, raw, norm, normalize = None, ascii_invariant = false, num_threads = 0))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_added_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        raw: Option<PyRef<'py, LiteralMatcher>>,
+        norm: Option<PyRef<'py, LiteralMatcher>>,
+        normalize: Option<Bound<'py, PyAny>>,
+        ascii_invariant: bool,
+        num_threads: usize,
+    ) -> PyResult<FlatBatch<'py>> {
+        let texts = batch_texts(&texts)?;
+        let (prepared, lens) = prepare_batch(py, &texts, raw.as_deref(), normalize.as_ref(), ascii_invariant)?;
+        let norm = norm.as_deref();
+        encode_flat_at(py, &lens, num_threads, |i: usize, out: &mut Vec<u32>| {
             self.encode_prepared(&prepared[i], norm, out).map_err(Fail::Core)
         })
     }
@@ -184,6 +203,27 @@ impl PairBPE {
         let texts: Vec<Cow<'_, str>> = texts.iter().map(|t| Cow::Borrowed(t.as_str())).collect();
         encode_lists(py, &self.ints, &texts, num_threads, |t: &str, out: &mut Vec<u32>| self.model.encode_into(t, out).map_err(Fail::Core))
     }
+
+    /// `encode_batch` into one flat `uint32` array and `int64` offsets (`len(texts) + 1`).
+    #[pyo3(signature = (texts, num_threads = 0))]
+    fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>, num_threads: usize) -> PyResult<FlatBatch<'py>> {
+        let texts = batch_texts(&texts)?; // lone surrogates fixed as tiktoken does
+        encode_flat(py, &texts, num_threads, |t: &str, out: &mut Vec<u32>| self.model.encode_into(t, out).map_err(Fail::Core))
+    }
+}
+
+/// Each text of a batch cut at its raw added tokens and normalized (on the calling thread: the
+/// normalizer may be Python), and the lengths of the results for chunking.
+fn prepare_batch<'a>(
+    py: Python<'_>,
+    texts: &'a [Cow<'a, str>],
+    raw: Option<&LiteralMatcher>,
+    normalize: Option<&Bound<'_, PyAny>>,
+    ascii_invariant: bool,
+) -> PyResult<(Vec<Prepared<'a>>, Vec<usize>)> {
+    let prepared = texts.iter().map(|t| Prepared::new(py, t, raw, normalize, ascii_invariant)).collect::<PyResult<Vec<_>>>()?;
+    let lens = prepared.iter().map(|p| p.text.len()).collect();
+    Ok((prepared, lens))
 }
 
 /// A text cut at its raw added tokens, each part between them normalized: the parts back to

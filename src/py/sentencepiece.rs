@@ -3,7 +3,8 @@
 //! checks `bpekit.limits`' `max_input_bytes` first.
 
 use super::batch::encode_lists;
-use super::calls::{call_python, check_limit, Fail, HOLD_GIL_BELOW};
+use super::calls::{batch_texts, call_python, check_limit, Fail, HOLD_GIL_BELOW};
+use super::flat::{encode_flat, FlatBatch};
 use super::ints::IdInts;
 use super::{run, run_held};
 use crate::parallel;
@@ -166,5 +167,14 @@ impl SentencePieceCore {
         let out: Vec<Vec<u32>> =
             run(py, || parallel::map(&data, num_threads, |t| self.model.encode(t)).into_iter().collect())?;
         PyList::new(py, out.iter().map(|ids| self.ints.list(py, ids)).collect::<PyResult<Vec<_>>>()?)
+    }
+
+    /// `encode_batch` of `str` texts into one flat `uint32` array and `int64` offsets
+    /// (`len(texts) + 1`), lone surrogates replaced as a `Tokenizer` does (the size limit is the
+    /// caller's check).
+    #[pyo3(signature = (texts, num_threads = 0))]
+    fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>, num_threads: usize) -> PyResult<FlatBatch<'py>> {
+        let texts = batch_texts(&texts)?;
+        encode_flat(py, &texts, num_threads, |t: &str, out: &mut Vec<u32>| self.model.encode_into(t.as_bytes(), out).map_err(Fail::Core))
     }
 }

@@ -21,6 +21,7 @@ from bpekit.datasets.plan import DEFAULT_SHARD_SIZE, Plan, make_plan
 from bpekit.datasets.progress import TokenizeBar, Tracker
 from bpekit.datasets.writer import ShardWriter, with_specials
 from bpekit.encoding import Encoding
+from bpekit.tokenizer import Tokenizer
 from bpekit.errors import UsageError
 from bpekit.train.sources import prefetched
 
@@ -33,16 +34,20 @@ def text_bytes(docs: list[str]) -> int:
     return len("".join(docs).encode("utf-8", "surrogatepass"))
 
 
-def encode_documents(encoding: Encoding, docs: list[str], threads: int) -> tuple[np.ndarray, np.ndarray]:
-    """``encode_ordinary`` of every document, as one flat ``uint32`` array and ``int64`` offsets.
+def encode_documents(encoder: Encoding | Tokenizer, docs: list[str], threads: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ids of every document, as one flat ``uint32`` array and ``int64`` offsets: an
+    ``Encoding``'s ``encode_ordinary``, a pipeline's ``encode`` (made ordinary by
+    :func:`~bpekit.datasets.plan.ordinary_pipeline`), each filled in Rust.
 
-    Performance note: this calls the core's batch encoder directly (it fixes lone surrogates
-    itself). The public ``Encoding.encode_batch_to_numpy(docs, disallowed_special=())`` once
-    checked every document's type and policy in Python (1.2 s next to 3.6 s of encoding on 91k
-    Bible verses, 2 threads); it now checks in Rust too, but also applies the per-call size limit,
-    which a dataset's documents are not subject to. The readers already guarantee ``str``.
+    Performance note: both are called below their public batch methods (the core fixes lone
+    surrogates itself), which check types the readers guarantee and the per-call size limit,
+    which a dataset's documents are not subject to. ``Encoding.encode_batch_to_numpy(docs,
+    disallowed_special=())`` once checked every document's type and policy in Python (1.2 s next
+    to 3.6 s of encoding on 91k Bible verses, 2 threads).
     """
-    return encoding._core_bpe.encode_batch_flat(docs, [], threads)  # type: ignore[no-any-return]
+    if isinstance(encoder, Encoding):
+        return encoder._core_bpe.encode_batch_flat(docs, [], threads)  # type: ignore[no-any-return]
+    return encoder._pipeline_flat(docs, threads)
 
 
 def tokenize(
@@ -106,7 +111,7 @@ def _tokenize_local(plan: Plan, writer: ShardWriter, tracker: Tracker, threads: 
     start = tuple(writer.manifest["position"])
     ahead = cast(Iterator[tuple[int, int, list[str]]], prefetched(batches(plan.sources, plan.options, start)))  # type: ignore[arg-type]
     for index, first, docs in ahead:
-        flat, offsets = encode_documents(plan.encoding, docs, threads)
+        flat, offsets = encode_documents(plan.encoder, docs, threads)
         ids, lengths = with_specials(flat, offsets, plan.bos, plan.eos)
         writer.add(index, first, ids, lengths)
         tracker.update(index, len(docs), text_bytes(docs), len(ids))

@@ -7,6 +7,7 @@ are what a re-run must match to continue an interrupted one.
 
 from __future__ import annotations
 
+import copy
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,10 @@ from bpekit.datasets.inputs import Source, resolve_sources
 from bpekit.datasets.manifest import new_manifest, sha256_file
 from bpekit.encoding import Encoding
 from bpekit.errors import UsageError
+from bpekit.formats.sentencepiece.model import CONTROL
+from bpekit.pipeline.added_tokens import AddedVocabulary
+from bpekit.pipeline.rank_model import SentencePieceStage
+from bpekit.tokenizer import Tokenizer
 from bpekit.train.sources import ReadOptions
 
 DEFAULT_SHARD_SIZE = 100_000_000  # tokens, as llm.c's FineWeb shards
@@ -29,46 +34,75 @@ class Plan:
     """A checked tokenize run."""
 
     sources: list[Source]
-    encoding: Encoding
-    tokenizer_spec: Any  # what each worker rebuilds the encoding from (a name, a path or an Encoding)
+    encoder: Encoding | Tokenizer  # an Encoding, or a pipeline as `ordinary_pipeline` makes it
+    tokenizer_spec: Any  # what each worker rebuilds the encoder from (a name, a path or an object)
     bos: int | None
     eos: int | None
     options: ReadOptions
     manifest: dict[str, Any] = field(default_factory=dict)
 
 
-def load_tokenizer(spec: Any) -> tuple[Encoding, dict[str, Any]]:
-    """An encoding and the manifest's description of it, from an encoding name, a tokenizer file,
-    an :class:`~bpekit.Encoding` or a :class:`~bpekit.Tokenizer`."""
-    from bpekit.tokenizer import Tokenizer
+ORDINARY = "ordinary (special-token text is plain text)"
+PIPELINE = "ordinary: special-token text is plain text, other added tokens matched (Hugging Face's encode_special_tokens)"
 
+
+def load_tokenizer(spec: Any) -> tuple[Encoding | Tokenizer, dict[str, Any]]:
+    """The encoder of a tokenize run and the manifest's description of it, from an encoding name,
+    a tokenizer file, an :class:`~bpekit.Encoding` or a :class:`~bpekit.Tokenizer`: the
+    ``Encoding`` of a rank model, else the pipeline (``tokenizer.json``, GGUF, SentencePiece)
+    made ordinary by :func:`ordinary_pipeline`."""
+    description: dict[str, Any] = {}
+    if isinstance(spec, (str, os.PathLike)) and Path(spec).is_file():
+        description = {"name": os.fspath(spec), "sha256": sha256_file(Path(spec))}
+        spec = Tokenizer.from_file(spec)
+    elif isinstance(spec, (str, os.PathLike)):
+        from bpekit.registry import get_encoding
+
+        spec = get_encoding(os.fspath(spec))
     if isinstance(spec, Tokenizer):
-        spec = spec.encoding
-    if isinstance(spec, Encoding):
-        return spec, {"name": spec.name, "n_vocab": spec.n_vocab}
-    if not isinstance(spec, (str, os.PathLike)):
-        raise UsageError(f"a tokenizer must be an encoding name, a file or an Encoding, got {type(spec).__name__}")
-    if Path(spec).is_file():
-        loader = getattr(Tokenizer, "from_file", None) or Tokenizer.load
-        tok = loader(spec)
-        enc = tok.encoding if isinstance(tok, Tokenizer) else tok
-        return enc, {"name": os.fspath(spec), "sha256": sha256_file(Path(spec)), "n_vocab": enc.n_vocab}
-    from bpekit.registry import get_encoding
-
-    enc = get_encoding(os.fspath(spec))
-    return enc, {"name": enc.name, "n_vocab": enc.n_vocab}
+        spec = spec.encoding if spec.encoding is not None else ordinary_pipeline(spec)
+    if not isinstance(spec, (Encoding, Tokenizer)):
+        raise UsageError(f"a tokenizer must be an encoding name, a file, an Encoding or a Tokenizer, got {type(spec).__name__}")
+    name = spec.name if isinstance(spec, Encoding) else "<Tokenizer>"
+    return spec, {"name": name, **description, "n_vocab": spec.n_vocab}
 
 
-def special_id(enc: Encoding, wanted: str | None, names: tuple[str, ...], what: str) -> int:
-    specials = enc._special_tokens
+def ordinary_pipeline(tok: Tokenizer) -> Tokenizer:
+    """``tok`` without its special added tokens, so that their text in a document is encoded as
+    text (tiktoken's ``encode_ordinary`` rule, which a rank model follows; Hugging Face's
+    ``encode_special_tokens = True``), while its other added tokens are still matched. A shallow
+    copy: the Rust model is shared."""
+    if not any(t.special for t in tok.added_tokens.tokens):
+        return tok
+    view = copy.copy(tok)
+    normalize = tok.normalizer.normalize if tok.normalizer is not None else None
+    view.added_tokens = AddedVocabulary([t for t in tok.added_tokens.tokens if not t.special], normalize)
+    return view
+
+
+def special_tokens(encoder: Encoding | Tokenizer) -> dict[str, int]:
+    """The special tokens an encoder's BOS/EOS can be chosen from: a pipeline's special added
+    tokens, and a SentencePiece model's CONTROL pieces (``<s>``, ``</s>``: the model's own)."""
+    if isinstance(encoder, Encoding):
+        return dict(encoder._special_tokens)
+    found = dict(encoder.special_tokens)
+    if isinstance(encoder.model, SentencePieceStage):
+        for i, piece in enumerate(encoder.model.spm.model.pieces):
+            if piece.type == CONTROL:
+                found.setdefault(piece.piece, i)
+    return found
+
+
+def special_id(enc: Encoding | Tokenizer, wanted: str | None, names: tuple[str, ...], what: str, label: str) -> int:
+    specials = special_tokens(enc)
     if wanted is not None:
         if wanted not in specials:
-            raise UsageError(f"{wanted!r} is not a special token of {enc.name} (it has: {', '.join(sorted(specials)) or 'none'})")
+            raise UsageError(f"{wanted!r} is not a special token of {label} (it has: {', '.join(sorted(specials)) or 'none'})")
         return int(specials[wanted])
     for name in names:
         if name in specials:
             return int(specials[name])
-    raise UsageError(f"{enc.name} has no {what} special token; name one with --{what.lower()}-token")
+    raise UsageError(f"{label} has no {what} special token; name one with --{what.lower()}-token")
 
 
 def _positive(name: str, value: Any) -> int:
@@ -97,8 +131,9 @@ def make_plan(
     _positive("shard_size", shard_size)
     enc, description = load_tokenizer(tokenizer)
     chosen = choose_dtype(fmt, dtype, enc.n_vocab)
-    bos_id = special_id(enc, bos_token, BOS_NAMES, "BOS") if bos or bos_token else None
-    eos_id = special_id(enc, eos_token, EOS_NAMES, "EOS") if eos or eos_token else None
+    label = description["name"]
+    bos_id = special_id(enc, bos_token, BOS_NAMES, "BOS", label) if bos or bos_token else None
+    eos_id = special_id(enc, eos_token, EOS_NAMES, "EOS", label) if eos or eos_token else None
     sources = resolve_sources(inputs or [], lines=lines, hf_dataset=hf_dataset, split=split)
     settings = {
         "format": fmt,
@@ -108,7 +143,7 @@ def make_plan(
         "eos": eos_id,
         "field": field,
         "column": column,
-        "encode": "ordinary (special-token text is plain text)",
+        "encode": ORDINARY if isinstance(enc, Encoding) else PIPELINE,
     }
     spec = tokenizer if isinstance(tokenizer, (str, os.PathLike)) else enc
     plan = Plan(sources, enc, spec, bos_id, eos_id, ReadOptions(field=field, column=column))

@@ -90,7 +90,7 @@ class BatchEncoder:
     with the concatenated ids, the per-document lengths and ``[input index, documents]`` runs."""
 
     def __init__(self, spec: Any, bos: int | None, eos: int | None) -> None:
-        self.encoding, _ = load_tokenizer(spec)
+        self.encoder, _ = load_tokenizer(spec)
         self.bos, self.eos = bos, eos
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
@@ -101,7 +101,7 @@ class BatchEncoder:
             else:
                 runs.append([index, 1])
         docs = list(batch["doc"])
-        flat, offsets = encode_documents(self.encoding, docs, 1)
+        flat, offsets = encode_documents(self.encoder, docs, 1)
         ids, lengths = with_specials(flat, offsets, self.bos, self.eos)
         size = text_bytes(docs)
         return {

@@ -19,6 +19,7 @@ import numpy.typing as npt
 from bpekit.atomicfile import atomic_write
 from bpekit.datasets import manifest as manifest_file
 from bpekit.datasets.formats import shard_bytes, shard_files
+from bpekit.flat import with_affixes
 
 
 def with_specials(
@@ -26,23 +27,8 @@ def with_specials(
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
     """The ids of a batch with ``bos`` before and ``eos`` after every document, and the new
     per-document lengths."""
-    lengths = np.diff(offsets)
-    extra = (bos is not None) + (eos is not None)
-    if not extra:
-        return flat, lengths
-    n = len(lengths)
-    starts = offsets[:-1] + extra * np.arange(n)  # where each document's first token goes
-    out = np.empty(len(flat) + extra * n, dtype=flat.dtype)
-    keep = np.ones(len(out), dtype=bool)
-    if bos is not None:
-        out[starts] = bos
-        keep[starts] = False
-    if eos is not None:
-        ends = starts + lengths + extra - 1
-        out[ends] = eos
-        keep[ends] = False
-    out[keep] = flat
-    return out, lengths + extra
+    out, offsets = with_affixes(flat, offsets, [bos] if bos is not None else [], [eos] if eos is not None else [])
+    return out, np.diff(offsets)
 
 
 class ShardWriter:

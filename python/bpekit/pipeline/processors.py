@@ -177,6 +177,24 @@ class Sequence(PostProcessor):
         return {"type": "Sequence", "processors": [p.to_json() for p in self.processors]}
 
 
+def affixes(processor: PostProcessor) -> tuple[list[int], list[int]] | None:
+    """The ids ``processor`` adds before and after a single sequence when that is all it does
+    (TemplateProcessing, BERT, RoBERTa, ByteLevel, a Sequence of them), else ``None``. Found by
+    processing stand-in ids (negative: no real id): an affix processor keeps them, in order, between
+    the same ids for sequences of 0, 1 and 2 ids."""
+    try:
+        one = processor.process([-1])
+        if one.count(-1) != 1 or any(i < 0 for i in one if i != -1):
+            return None
+        cut = one.index(-1)
+        prefix, suffix = one[:cut], one[cut + 1 :]
+        if processor.process([]) != prefix + suffix or processor.process([-1, -2]) != [*prefix, -1, -2, *suffix]:
+            return None
+    except Exception:  # a processor that refuses stand-ins (or anything else) is run per text
+        return None
+    return prefix, suffix
+
+
 def from_json(doc: Any, where: str = "post_processor") -> PostProcessor | None:
     """The post-processor of a ``tokenizer.json`` ``"post_processor"`` value (``None`` for null)."""
     return build("post_processor", PROCESSORS, doc, where)  # type: ignore[no-any-return]

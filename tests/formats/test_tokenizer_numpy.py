@@ -1,0 +1,185 @@
+"""``Tokenizer.encode_to_numpy`` / ``encode_batch_to_numpy`` on every real tokenizer file: the same
+ids as ``encode`` / ``encode_batch``, with and without the post-processor, against Hugging Face's
+``tokenizers`` where it reads the file; and the helpers that add ids around texts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from bpekit import Tokenizer
+from bpekit.errors import InputTypeError
+from bpekit.flat import from_lists, with_affixes
+from bpekit.pipeline import processors
+from datapaths import DATA
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+FILES = [
+    DATA / "hf" / "gpt-neox-20b.tokenizer.json",
+    DATA / "gguf" / "ggml-vocab-llama-bpe.gguf",  # Llama 3: TemplateProcessing adds <|begin_of_text|>
+    DATA / "gguf" / "ggml-vocab-qwen2.gguf",
+    DATA / "gguf" / "ggml-vocab-llama-spm.gguf",  # SentencePiece, <s> added by a template
+    DATA / "gguf" / "ggml-vocab-deepseek-llm.gguf",
+    DATA / "spm" / "bpe_multi_bytefb_3000.model",
+]
+
+TEXTS = [
+    "",
+    "Hello world",
+    "First Citizen:\nBefore we proceed any further, hear me speak.",
+    "héllo <|endoftext|> wörld  <s> x </s>\n\n\t  tabs",
+    "lone \ud800 surrogate",
+    "東京の天気は晴れ。 Привет, мир! 12345 🎉",
+    " " * 40 + "spaces",
+]
+
+
+def _files() -> list[Tokenizer]:
+    missing = [p for p in FILES if not p.is_file()]
+    if missing:
+        pytest.skip(f"{missing[0]} not found (set BPEKIT_TEST_DATA)")
+    return [Tokenizer.from_file(p) for p in FILES]
+
+
+@pytest.fixture(scope="module")
+def tokenizers() -> list[Tokenizer]:
+    return _files()
+
+
+@pytest.fixture(scope="module")
+def english() -> list[str]:
+    path = DATA / "corpora" / "tinyshakespeare.txt"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    return path.read_text(encoding="utf-8").split("\n\n")[:600]
+
+
+def _rows(flat: np.ndarray, offsets: np.ndarray) -> list[list[int]]:
+    return [flat[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
+
+
+@pytest.mark.parametrize("add_special_tokens", [False, True])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batch_to_numpy_equals_encode_batch(tokenizers, english, add_special_tokens, threads) -> None:
+    texts = TEXTS + english
+    for tok in tokenizers:
+        flat, offsets = tok.encode_batch_to_numpy(texts, add_special_tokens, num_threads=threads)
+        assert flat.dtype == np.uint32 and offsets.dtype == np.int64 and len(offsets) == len(texts) + 1
+        assert offsets[0] == 0 and offsets[-1] == len(flat)
+        assert _rows(flat, offsets) == tok.encode_batch(texts, add_special_tokens, num_threads=threads)
+        assert _rows(flat, offsets) == [tok.encode(t, add_special_tokens) for t in texts]
+
+
+@pytest.mark.parametrize("add_special_tokens", [False, True])
+def test_one_text_to_numpy(tokenizers, add_special_tokens) -> None:
+    for tok in tokenizers:
+        for text in TEXTS:
+            got = tok.encode_to_numpy(text, add_special_tokens)
+            assert got.dtype == np.uint32
+            assert got.tolist() == tok.encode(text, add_special_tokens)
+
+
+def test_the_template_adds_its_ids_in_numpy(tokenizers) -> None:
+    llama3 = tokenizers[1]
+    bos = llama3.token_to_id("<|begin_of_text|>")
+    assert processors.affixes(llama3.post_processor) == ([bos], [])
+    flat, offsets = llama3.encode_batch_to_numpy(["a", "", "b c"], True)
+    assert flat[offsets[:-1]].tolist() == [bos] * 3
+    assert np.diff(offsets).tolist() == [2, 1, 3]
+
+
+def test_neox_against_hugging_face(english) -> None:
+    hf = pytest.importorskip("tokenizers")
+    path = FILES[0]
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    ours, theirs = Tokenizer.from_file(path), hf.Tokenizer.from_file(str(path))
+    texts = [t for t in TEXTS if "\ud800" not in t] + english
+    flat, offsets = ours.encode_batch_to_numpy(texts)
+    assert _rows(flat, offsets) == [e.ids for e in theirs.encode_batch(texts, add_special_tokens=False)]
+
+
+def test_a_rank_model_goes_to_its_encoding() -> None:
+    ranks = DATA / "ranks" / "cl100k_base.tiktoken"
+    if not ranks.is_file():
+        pytest.skip(f"{ranks} not found")
+    import bpekit
+
+    enc = bpekit.get_encoding("cl100k_base")
+    tok = Tokenizer.from_encoding(enc)
+    texts = ["hello <|endoftext|>", "world"]
+    flat, offsets = tok.encode_batch_to_numpy(texts, allowed_special="all")
+    assert _rows(flat, offsets) == enc.encode_batch(texts, allowed_special="all")
+    with pytest.raises(ValueError, match="endoftext"):  # tiktoken's policy, as encode_batch
+        tok.encode_batch_to_numpy(texts)
+    assert tok.encode_to_numpy("hi there").tolist() == enc.encode("hi there")
+
+
+class _Reverse(processors.PostProcessor):
+    """Not an affix processor: the batch falls back to lists."""
+
+    def process(self, ids: list[int], pair: list[int] | None = None) -> list[int]:
+        return [7, *reversed(ids)]
+
+
+def test_a_post_processor_that_does_more_runs_per_text(tokenizers) -> None:
+    tok = tokenizers[0]
+    before = tok.post_processor
+    tok.post_processor = _Reverse()
+    try:
+        assert processors.affixes(tok.post_processor) is None
+        flat, offsets = tok.encode_batch_to_numpy(["hello world", "", "x"], True)
+        assert _rows(flat, offsets) == [[7, *reversed(tok.encode("hello world"))], [7], [7, *tok.encode("x")]]
+    finally:
+        tok.post_processor = before
+
+
+def test_affixes_of_each_processor() -> None:
+    bert = processors.BertProcessing(("[SEP]", 102), ("[CLS]", 101))
+    roberta = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
+    template = processors.TemplateProcessing(
+        [("SpecialToken", "<s>", 0), ("Sequence", "A", 0), ("SpecialToken", "</s>", 0), ("SpecialToken", "</s>", 0)],
+        [("Sequence", "A", 0), ("Sequence", "B", 1)], {"<s>": [1], "</s>": [2]},
+    )
+    twice = processors.TemplateProcessing([("Sequence", "A", 0), ("Sequence", "A", 0)], [], {})
+    assert processors.affixes(bert) == ([101], [102])
+    assert processors.affixes(roberta) == ([0], [2])
+    assert processors.affixes(template) == ([1], [2, 2])
+    assert processors.affixes(processors.ByteLevel()) == ([], [])
+    assert processors.affixes(processors.Sequence([processors.ByteLevel(), bert])) == ([101], [102])
+    assert processors.affixes(twice) is None  # the text twice is not an affix
+
+
+def test_bad_batches_are_typed_errors(tokenizers) -> None:
+    tok = tokenizers[0]
+    for bad in ["a string", b"bytes", ["ok", 3], None]:
+        with pytest.raises(InputTypeError):
+            tok.encode_batch_to_numpy(bad)  # type: ignore[arg-type]
+    for threads in [-1, 1.5, True]:
+        with pytest.raises(InputTypeError):
+            tok.encode_batch_to_numpy(["a"], num_threads=threads)  # type: ignore[arg-type]
+    with pytest.raises(InputTypeError):
+        tok.encode_to_numpy(b"bytes")  # type: ignore[arg-type]
+    flat, offsets = tok.encode_batch_to_numpy([])
+    assert flat.tolist() == [] and offsets.tolist() == [0]
+
+
+ids_lists = st.lists(st.lists(st.integers(0, 2**32 - 1), max_size=6), max_size=8)
+affix = st.lists(st.integers(0, 2**32 - 1), max_size=3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ids_lists, affix, affix)
+def test_with_affixes_puts_the_ids_around_every_text(lists, prefix, suffix) -> None:
+    flat, offsets = from_lists(lists)
+    assert _rows(flat, offsets) == lists
+    out, new_offsets = with_affixes(flat, offsets, prefix, suffix)
+    assert out.dtype == np.uint32
+    assert _rows(out, new_offsets) == [[*prefix, *ids, *suffix] for ids in lists]
+
+
+def test_with_affixes_refuses_ids_that_do_not_fit() -> None:
+    flat, offsets = from_lists([[1, 2]])
+    for bad in [-1, 2**32, "3", 1.0, True]:
+        with pytest.raises(InputTypeError, match="2\\*\\*32"):
+            with_affixes(flat, offsets, [bad], [])
