@@ -18,8 +18,10 @@ cold caches, interleaved, best of ``--rounds``: the 2-thread batch / 1-thread lo
 output) is issue #3's figure, meaningful only on free cores (see src/PERFORMANCE.md, "Batches,
 fifth round", for a way to shield a short measurement from the load). ``--api`` times every
 public call on a ~200-byte paragraph beside tiktoken's (best of ``--repeat`` x ``--number``/10);
-``--files`` times ``Tokenizer`` loaded from GPT-NeoX's ``tokenizer.json`` and a SentencePiece
-``.model`` beside ``tokenizers`` and ``sentencepiece``.
+``--files`` times ``Tokenizer`` loaded from GPT-NeoX's ``tokenizer.json``, two GGUF files and a
+SentencePiece ``.model`` beside ``tokenizers`` and ``sentencepiece``; ``--files-batch N`` their
+batch calls on N threads (lists, flat numpy) beside the peers' (``RAYON_NUM_THREADS=N`` for
+``tokenizers``).
 
     PYTHONPATH=python BPEKIT_DATA_DIR=../shared/data/ranks python benches/call_overhead.py
 """
@@ -158,26 +160,25 @@ def api(name: str, number: int, repeat: int) -> None:
         print(f"| `{stmt}` | {' | '.join(f'{t:.3f}' for t in times)} | {ratio} |")
 
 
-def files(number: int, repeat: int) -> None:
-    """µs per call of ``Tokenizer`` loaded from a Hugging Face ``tokenizer.json`` (GPT-NeoX), two
-    GGUF vocabularies (Llama 3's; deepseek-llm's, with six ``Split`` stages and 2,400 added
-    tokens), each beside ``tokenizers`` on the ``tokenizer.json`` bpekit converts it to, and a
-    SentencePiece ``.model`` beside ``sentencepiece`` (peers only if installed): encode a
-    paragraph, a word, the word with the post-processor's special tokens (Llama 3's BOS), decode
-    the paragraph's ids and one id (what streaming generation decodes)."""
-    import timeit
-
+def file_cases() -> list[tuple]:
+    """(label, path, peer name, peer encode(text, add), peer decode, peer batch encode(texts,
+    threads) -> lists) for GPT-NeoX's ``tokenizer.json``, Llama 3's and deepseek-llm's GGUF (peer:
+    ``tokenizers`` on the ``tokenizer.json`` bpekit converts each to) and a SentencePiece
+    ``.model`` (peer: ``sentencepiece``); a peer that is not installed is left out."""
     from corpora import DATA
 
-    para = "It was a bright cold day in April, and the clocks were striking thirteen. Winston Smith, his chin nuzzled into his breast."
     cases = []
     neox = DATA / "hf" / "gpt-neox-20b.tokenizer.json"
     spm_model = DATA / "spm" / "bpe_multi_bytefb_3000.model"
+
+    def hf_batch(peer):  # (tokenizers' batch runs on RAYON_NUM_THREADS, set before the import)
+        return lambda texts, threads: [e.ids for e in peer.encode_batch(texts, add_special_tokens=False)]
+
     try:
         import tokenizers
 
         hf = tokenizers.Tokenizer.from_file(str(neox))
-        cases.append(("gpt-neox-20b tokenizer.json", neox, "tokenizers", lambda t, add=False: hf.encode(t, add_special_tokens=add).ids, hf.decode))
+        cases.append(("gpt-neox-20b tokenizer.json", neox, "tokenizers", lambda t, add=False: hf.encode(t, add_special_tokens=add).ids, hf.decode, hf_batch(hf)))
     except Exception as e:  # noqa: BLE001 (an optional peer)
         print(f"tokenizers: not measured ({type(e).__name__}: {e})")
     for label, name in [("llama-bpe (Llama 3) GGUF", "ggml-vocab-llama-bpe.gguf"), ("deepseek-llm GGUF", "ggml-vocab-deepseek-llm.gguf")]:
@@ -188,19 +189,31 @@ def files(number: int, repeat: int) -> None:
             from bpekit.formats.gguf.to_hf import tokenizer_json_text
 
             peer = tokenizers.Tokenizer.from_str(tokenizer_json_text(vocab_of(bpekit.Tokenizer.from_file(path))))
-            cases.append((label, path, "tokenizers", lambda t, add=False, p=peer: p.encode(t, add_special_tokens=add).ids, peer.decode))
+            cases.append((label, path, "tokenizers", lambda t, add=False, p=peer: p.encode(t, add_special_tokens=add).ids, peer.decode, hf_batch(peer)))
         except Exception as e:  # noqa: BLE001 (an optional peer)
             print(f"{label} with tokenizers: not measured ({type(e).__name__}: {e})")
     try:
         import sentencepiece
 
         sp = sentencepiece.SentencePieceProcessor(model_file=str(spm_model))
-        cases.append(("bpe_multi_bytefb_3000.model", spm_model, "sentencepiece", lambda t, add=False: sp.encode(t), sp.decode))
+        cases.append(("bpe_multi_bytefb_3000.model", spm_model, "sentencepiece", lambda t, add=False: sp.encode(t), sp.decode,
+                      lambda texts, threads: sp.encode(texts, num_threads=threads)))
     except Exception as e:  # noqa: BLE001
         print(f"sentencepiece: not measured ({type(e).__name__}: {e})")
+    return cases
+
+
+def files(number: int, repeat: int) -> None:
+    """µs per call of ``Tokenizer`` loaded from each file of :func:`file_cases` beside the peer:
+    encode a paragraph, a word, the word with the post-processor's special tokens (Llama 3's BOS),
+    decode the paragraph's ids and one id (what streaming generation decodes)."""
+    import timeit
+
+    para = "It was a bright cold day in April, and the clocks were striking thirteen. Winston Smith, his chin nuzzled into his breast."
+    cases = file_cases()
     print(f"µs per call (best of {repeat} x {number}); paragraph: {len(para)} characters")
     print("| file | call | bpekit | peer | x |\n|---|---|---|---|---|")
-    for label, path, peer, peer_encode, peer_decode in cases:
+    for label, path, peer, peer_encode, peer_decode, _ in cases:
         tok = bpekit.Tokenizer.from_file(path)
         ids = peer_encode(para)
         assert tok.encode(para) == ids and tok.decode(ids) == peer_decode(ids), label
@@ -215,6 +228,41 @@ def files(number: int, repeat: int) -> None:
             print(f"| {label} ({peer}) | `{name}` | {t[0]:.2f} | {t[1]:.2f} | {t[1] / t[0]:.2f}x |")
 
 
+def files_batch(threads: int, rounds: int) -> None:
+    """MB/s of one batch call over the English corpus sample (1 MB, by paragraph) for each file of
+    :func:`file_cases`: ``Tokenizer.encode_batch`` (lists), ``encode_batch_to_numpy`` (one flat
+    array), the peer's batch call (lists) and the peer's lists made one array (what a pretraining
+    pipeline stores); best of ``rounds``, ids checked equal first."""
+    import numpy as np
+
+    docs = load_corpora(1)["english"]
+    mb = sum(len(d.encode()) for d in docs) / 1e6
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return mb / min(times)
+
+    print(f"MB/s of one batch call, {mb:.2f} MB of English in {len(docs):,} documents, {threads} thread(s), best of {rounds}")
+    print("| file | bpekit lists | bpekit flat numpy | peer lists | peer lists -> numpy | flat x peer -> numpy |")
+    print("|---|---|---|---|---|---|")
+    for label, path, peer, _, _, peer_batch in file_cases():
+        tok = bpekit.Tokenizer.from_file(path)
+        flat, offsets = tok.encode_batch_to_numpy(docs, num_threads=threads)
+        want = peer_batch(docs, threads)
+        assert [flat[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want, label
+        cells = [
+            best(lambda: tok.encode_batch(docs, num_threads=threads)),
+            best(lambda: tok.encode_batch_to_numpy(docs, num_threads=threads)),
+            best(lambda: peer_batch(docs, threads)),
+            best(lambda: np.concatenate([np.asarray(ids, dtype=np.uint32) for ids in peer_batch(docs, threads)])),
+        ]
+        print(f"| {label} ({peer}) | {' | '.join(f'{c:.1f}' for c in cells)} | {cells[1] / cells[3]:.1f}x |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--encoding", default="o200k_base")
@@ -226,7 +274,11 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--api", action="store_true", help="only the public calls against tiktoken's (see API)")
     ap.add_argument("--files", action="store_true", help="only Tokenizer from tokenizer.json / .model vs their libraries")
+    ap.add_argument("--files-batch", type=int, metavar="THREADS", help="only batches of those files (see files_batch)")
     a = ap.parse_args()
+    if a.files_batch:
+        files_batch(a.files_batch, a.rounds)
+        return 0
     if a.files:
         files(a.number // 10, a.repeat)
         return 0

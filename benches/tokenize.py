@@ -7,8 +7,12 @@ corpus (every Bible and Tatoeba file, blocks of 20 lines per document; benches/c
     python benches/tokenize.py --max-lines 400     # a quick run
 
 Both sides use the same tokenizer: one bpekit trains on a sample of the corpus (vocab 16,384,
-o200k pattern) and exports as a Hugging Face ``tokenizer.json``. Both write the same file (one
-uint16 shard, no header, no EOS), and the script checks that the two files are byte-identical.
+o200k pattern) and exports as a Hugging Face ``tokenizer.json``, or a real ``tokenizer.json`` given
+with ``--tokenizer`` (bpekit then runs it as a pipeline: GPT-NeoX's, for example). Both write the
+same file (one shard of uint16 ids, uint32 past 65,536 ids; no header, no EOS), and the script
+checks that the two files are byte-identical.
+
+    python benches/tokenize.py --tokenizer ../shared/data/hf/gpt-neox-20b.tokenizer.json
 Each side runs in its own subprocess and is timed end to end (interpreter start, tokenizer load,
 reading Parquet, encoding, writing). Prints a Markdown table.
 """
@@ -39,7 +43,7 @@ HF_SCRIPT = """
     import sys, time, numpy as np, datasets
     t0 = time.perf_counter()
     from tokenizers import Tokenizer
-    corpus, tok_path, out, procs = sys.argv[1:]
+    corpus, tok_path, out, procs, dtype = sys.argv[1:]
     datasets.disable_progress_bars()
     tok = Tokenizer.from_file(tok_path)
     ds = datasets.load_dataset("parquet", data_files=corpus, split="train")
@@ -49,11 +53,11 @@ HF_SCRIPT = """
     ds = ds.map(enc, batched=True, num_proc=int(procs), remove_columns=["text"])
     t2 = time.perf_counter()
     lens = np.fromiter((len(x) for x in ds["ids"]), dtype=np.int64, count=len(ds))
-    arr = np.memmap(out, dtype=np.uint16, mode="w+", shape=(int(lens.sum()),))
+    arr = np.memmap(out, dtype=dtype, mode="w+", shape=(int(lens.sum()),))
     at = 0
     for shard in range(16):  # nanoGPT prepare.py: write in contiguous shards
         part = ds.shard(num_shards=16, index=shard, contiguous=True).with_format("numpy")
-        ids = np.concatenate(list(part["ids"])) if len(part) else np.zeros(0, np.uint16)
+        ids = np.concatenate(list(part["ids"])) if len(part) else np.zeros(0, dtype)
         arr[at : at + len(ids)] = ids
         at += len(ids)
     arr.flush()
@@ -78,9 +82,11 @@ def main() -> None:
     ap.add_argument("--max-lines", type=int, default=10**9, help="lines read from each corpus file")
     ap.add_argument("--procs", type=int, default=2, help="HF map processes and bpekit threads")
     ap.add_argument("--vocab-size", type=int, default=16384)
+    ap.add_argument("--tokenizer", type=Path, help="a Hugging Face tokenizer.json for both sides (default: train one)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = ap.parse_args()
 
+    import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
     from bpekit.train import train
@@ -93,20 +99,29 @@ def main() -> None:
         mb = corpora.size_mb(docs)
         corpus = work / "corpus.parquet"
         pq.write_table(pa.table({"text": docs}), corpus)
-        tok = train(iter(docs[::10]), vocab_size=args.vocab_size, show_progress=False)
-        tok.save(work / "tok.json")
-        tok.export_hf(work / "tokenizer.json")
+        if args.tokenizer is None:
+            tok = train(iter(docs[::10]), vocab_size=args.vocab_size, show_progress=False)
+            tok.save(work / "tok.json")
+            tok.export_hf(work / "tokenizer.json")
+            ours, theirs, what = work / "tok.json", work / "tokenizer.json", f"trained, vocab {args.vocab_size:,}"
+        else:
+            from bpekit import Tokenizer
+
+            tok = Tokenizer.from_file(args.tokenizer)
+            ours = theirs = args.tokenizer.resolve()
+            what = f"{args.tokenizer.name}, {tok.n_vocab:,} ids, {'rank model' if tok.encoding else 'pipeline'}"
+        dtype = "uint16" if tok.n_vocab <= 2**16 else "uint32"
 
         out = work / "bpekit"
-        bpekit_cmd = [sys.executable, "-m", "bpekit", "tokenize", str(corpus), "-o", str(out), "-t", str(work / "tok.json"),
-                      "--threads", str(args.procs), "--shard-size", str(2**31 - 1)]  # fmt: skip
+        bpekit_cmd = [sys.executable, "-m", "bpekit", "tokenize", str(corpus), "-o", str(out), "-t", str(ours),
+                      "--threads", str(args.procs), "--shard-size", str(2**31 - 1), "--dtype", dtype]  # fmt: skip
         t_bpekit, note_bpekit = timed(bpekit_cmd, env)
         hf_bin = work / "hf.bin"
-        hf_cmd = [sys.executable, "-c", textwrap.dedent(HF_SCRIPT), str(corpus), str(work / "tokenizer.json"), str(hf_bin), str(args.procs)]
+        hf_cmd = [sys.executable, "-c", textwrap.dedent(HF_SCRIPT), str(corpus), str(theirs), str(hf_bin), str(args.procs), dtype]
         t_hf, note_hf = timed(hf_cmd, env)
         same = sha256(out / "shard_000000.bin") == sha256(hf_bin)
-        tokens = hf_bin.stat().st_size // 2
-        print(f"corpus: {len(docs):,} documents, {mb:.1f} MB, {tokens:,} tokens (vocab {args.vocab_size:,}); "
+        tokens = hf_bin.stat().st_size // np.dtype(dtype).itemsize
+        print(f"corpus: {len(docs):,} documents, {mb:.1f} MB, {tokens:,} tokens (tokenizer: {what}); "
               f"{args.procs} processes/threads; outputs byte-identical: {same}\n")  # fmt: skip
         print("| pipeline | wall s | MB/s | docs/s | its own report |")
         print("|---|---:|---:|---:|---|")

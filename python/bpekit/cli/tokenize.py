@@ -46,7 +46,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files, directories, globs (.txt, .jsonl, .parquet, compressed)")
     p.add_argument("-o", "--output", required=True, help="output directory (shards + manifest.json)")
-    p.add_argument("-t", "--tokenizer", required=True, help="an encoding name (o200k_base) or a tokenizer file")
+    p.add_argument("-t", "--tokenizer", required=True, help="an encoding name (o200k_base) or a tokenizer file (bpekit, .tiktoken, tokenizer.json, GGUF, SentencePiece .model)")
     p.add_argument("--field", default="text", help="JSON-lines field holding the text (default: text)")
     p.add_argument("--column", default="text", help="Parquet / dataset column holding the text (default: text)")
     p.add_argument("--lines", action="store_true", help="text files hold one document per line")
