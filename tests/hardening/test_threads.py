@@ -109,7 +109,7 @@ def test_shared_encoding_under_thread_stress() -> None:
 
 def test_shared_pipeline_tokenizer_under_thread_stress() -> None:
     """One GPT-NeoX ``tokenizer.json`` pipeline shared by 8 threads from its first call: single
-    encodes, decodes and batches of text with long pieces (random letters of several scripts,
+    encodes, decodes and batches (lists and flat numpy) of text with long pieces (random letters of several scripts,
     digits) and runs of its added space tokens, so that the linear merge's tables (over a piece's
     bytes, then the full ones past 256 kB) are built while other threads encode, and its added
     tokens reassigned now and then (the bound calls dropped and made again). Every result is
@@ -132,6 +132,9 @@ def test_shared_pipeline_tokenizer_under_thread_stress() -> None:
 
     def call(i: int) -> tuple[bool, str]:
         j = i % len(texts)
+        if i % 8 == 7:
+            flat, offsets = tok.encode_batch_to_numpy(texts, num_threads=2)
+            return [flat[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want, "flat batch"
         if i % 4 == 3:
             return tok.encode_batch(texts, num_threads=2) == want, "batch"
         if i % 4 == 2:
