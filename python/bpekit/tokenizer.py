@@ -504,7 +504,7 @@ class Tokenizer:
         if self.encoding is not None:
             return [self.encode(t, add_special_tokens, allowed_special=allowed_special,
                                 disallowed_special=disallowed_special) for t in _check_batch(texts)]
-        texts = _check_batch(texts)
+        texts, num_threads = _check_batch(texts), _check_threads(num_threads)
         self._refresh()
         out = None
         if (matchers := self._added_fast) is not None:
