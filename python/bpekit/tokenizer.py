@@ -505,23 +505,10 @@ class Tokenizer:
             return [self.encode(t, add_special_tokens, allowed_special=allowed_special,
                                 disallowed_special=disallowed_special) for t in _check_batch(texts)]
         texts, num_threads = _check_batch(texts), _check_threads(num_threads)
-        self._refresh()
-        out = None
-        if (matchers := self._added_fast) is not None:
-            # added tokens cut in Rust (lone surrogates fixed there): Python only normalizes
-            out = self._fast.encode_added_batch(texts, *matchers, *self._normalize, num_threads)
-        elif self._fast is not None and self.normalizer is None and not self.added_tokens.strings:
-            try:  # each text is one segment
-                out = self._fast.encode_batch(texts, num_threads)
-            except UnicodeEncodeError:  # a lone surrogate: the segments below fix it
-                pass
-        if out is None and self._fast is not None:
-            out = encode_texts(self._fast, self._segments, texts, True, num_threads)
-        if out is None:
-            return [self.encode(t, add_special_tokens) for t in texts]
-        if add_special_tokens and self.post_processor is not None:
-            out = [self.post_processor.process(ids) for ids in out]
-        return out  # type: ignore[no-any-return]
+        around = self._around(add_special_tokens)
+        if around is None:  # a post-processor that does more than add ids around the text
+            return [self.post_processor.process(ids) for ids in self._pipeline_batch(texts, num_threads, False)]
+        return self._pipeline_batch(texts, num_threads, False, around)  # type: ignore[no-any-return]
 
     def encode_to_numpy(
         self,
@@ -551,16 +538,13 @@ class Tokenizer:
         """``encode_batch`` as one flat ``uint32`` array and ``int64`` offsets (``len(texts) + 1``):
         the ids of text ``i`` are ``flat[offsets[i]:offsets[i + 1]]``. Rank models, pair-merge
         pipelines (``tokenizer.json``, GGUF) and SentencePiece models fill the array in Rust, on
-        ``num_threads`` threads (0 = one per core), with no Python object per id; a post-processor
-        that only adds ids around the text (``add_special_tokens``: templates, BERT, RoBERTa) adds
-        them in numpy. Other pipelines, and other post-processors, go through ``encode_batch``."""
+        ``num_threads`` threads (0 = one per core), with no Python object per id, and with the
+        ids a post-processor adds around each text (``add_special_tokens``: templates, BERT,
+        RoBERTa). Other pipelines, and other post-processors, go through ``encode_batch``."""
         from bpekit.flat import from_lists, with_affixes
-        from bpekit.pipeline.processors import affixes
 
-        texts = _check_batch(texts)
-        num_threads = _check_threads(num_threads)
-        post = self.post_processor if add_special_tokens else None
-        around = affixes(post) if post is not None else ([], [])
+        texts, num_threads = _check_batch(texts), _check_threads(num_threads)
+        around = self._around(add_special_tokens)
         if around is None:
             return from_lists(self.encode_batch(texts, add_special_tokens, num_threads=num_threads,
                                                 allowed_special=allowed_special,
@@ -568,21 +552,46 @@ class Tokenizer:
         if self.encoding is not None:
             flat, offsets = self.encoding.encode_batch_to_numpy(texts, num_threads=num_threads, allowed_special=allowed_special,
                                                                 disallowed_special=disallowed_special)
-        else:
-            flat, offsets = self._pipeline_flat(texts, num_threads)
-        return with_affixes(flat, offsets, *around)
+            return with_affixes(flat, offsets, *around)
+        return self._pipeline_batch(texts, num_threads, True, around)  # type: ignore[no-any-return]
 
-    def _pipeline_flat(self, texts: list[str], num_threads: int) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
-        """A pipeline's ids of ``texts`` (added tokens matched, no post-processor), flat."""
-        from bpekit.flat import from_lists
+    def _around(self, add_special_tokens: bool) -> tuple[list[int], list[int]] | None:
+        """The ids the post-processor puts before and after a text (none without
+        ``add_special_tokens``), or ``None`` if it does more than that (read at every call: the
+        post-processor runs in Python and may change in place)."""
+        from bpekit.pipeline.processors import affixes
 
+        if not add_special_tokens or self.post_processor is None:
+            return [], []
+        return affixes(self.post_processor)
+
+    def _pipeline_batch(self, texts: list[str], num_threads: int, flat: bool,
+                        around: tuple[list[int], list[int]] = ([], [])) -> Any:
+        """A pipeline's ids of ``texts`` (added tokens matched), with ``around``'s ids before and
+        after each text's: lists, or (``flat``) one ``uint32`` array and offsets. In one Rust call
+        where the model is in Rust and its added tokens are cut there (or it has none)."""
         self._refresh()
-        if (matchers := self._added_fast) is not None:  # added tokens cut in Rust
-            return self._fast.encode_added_batch_flat(texts, *matchers, *self._normalize, num_threads)  # type: ignore[no-any-return]
-        plain = self.normalizer is None and not self.added_tokens.strings  # (each text is one segment)
-        if plain and hasattr(self._fast, "encode_batch_flat"):
-            return self._fast.encode_batch_flat(texts, num_threads)  # type: ignore[no-any-return]
-        return from_lists(self.encode_batch(texts, num_threads=num_threads))
+        fast = self._fast
+        if (matchers := self._added_fast) is not None:  # lone surrogates fixed in Rust
+            call = fast.encode_added_batch_flat if flat else fast.encode_added_batch
+            return call(texts, *matchers, *self._normalize, num_threads, around)
+        if fast is not None and self.normalizer is None and not self.added_tokens.strings:
+            try:  # each text is one segment
+                return (fast.encode_batch_flat if flat else fast.encode_batch)(texts, num_threads, around)
+            except UnicodeEncodeError:  # a lone surrogate (lists): the segments below fix it
+                pass
+        if fast is not None:
+            out = encode_texts(fast, self._segments, texts, True, num_threads)
+        else:
+            out = [self._encode_pipeline(t, True) for t in texts]
+        prefix, suffix = around
+        if prefix or suffix:
+            out = [[*prefix, *ids, *suffix] for ids in out]
+        if flat:
+            from bpekit.flat import from_lists
+
+            return from_lists(out)
+        return out
 
     def _segments(self, text: str, match_added: bool) -> list[tuple[str, int | None, bool]]:
         """``(text, None, first)`` runs for the model and ``(content, id, first)`` added tokens."""

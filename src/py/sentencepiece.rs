@@ -2,13 +2,11 @@
 //! as seen from Python (`bpekit.formats.sentencepiece.fast` builds it from a model). Every call
 //! checks `bpekit.limits`' `max_input_bytes` first.
 
-use super::batch::encode_lists;
+use super::batch::{self, encode_lists_at};
 use super::calls::{batch_texts, call_python, check_limit, Fail, HOLD_GIL_BELOW};
-use super::flat::{encode_flat, FlatBatch};
+use super::flat::{encode_flat_at, FlatBatch};
 use super::ints::IdInts;
 use super::{run, run_held};
-use crate::parallel;
-use std::borrow::Cow;
 use crate::sentencepiece::{bpe::BYTE_PIECE, MergeablePiece, Options, SentencePiece};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -147,34 +145,32 @@ impl SentencePieceCore {
         Ok((pieces, enc.ids))
     }
 
-    /// `encode` of each text, in parallel (`num_threads` 0 = one per core).
-    #[pyo3(signature = (texts, num_threads = 0))]
+    /// `encode` of each text (`str` or `bytes`), in parallel (`num_threads` 0 = one per core), on
+    /// the shared list batch, whose lists are made while the pool encodes; `around`'s ids before
+    /// and after each text's.
+    #[pyo3(signature = (texts, num_threads = 0, around = (Vec::new(), Vec::new())))]
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
         texts: Vec<Bound<'py, PyAny>>,
         num_threads: usize,
+        around: (Vec<u32>, Vec<u32>),
     ) -> PyResult<Bound<'py, PyList>> {
         check_sizes(py, &texts)?;
         let data = texts.iter().map(text_bytes).collect::<PyResult<Vec<&[u8]>>>()?;
-        // text (all of it, unless some `bytes` are not UTF-8): the shared list batch, whose
-        // lists are made while the pool encodes
-        if let Ok(strs) = data.iter().map(|d| std::str::from_utf8(d).map(Cow::Borrowed)).collect::<Result<Vec<Cow<'_, str>>, _>>() {
-            return encode_lists(py, &self.ints, &strs, num_threads, |t: &str, out: &mut Vec<u32>| {
-                self.model.encode_into(t.as_bytes(), out).map_err(Fail::Core)
-            });
-        }
-        let out: Vec<Vec<u32>> =
-            run(py, || parallel::map(&data, num_threads, |t| self.model.encode(t)).into_iter().collect())?;
-        PyList::new(py, out.iter().map(|ids| self.ints.list(py, ids)).collect::<PyResult<Vec<_>>>()?)
+        let lens: Vec<usize> = data.iter().map(|d| d.len()).collect();
+        let encode = |i: usize, out: &mut Vec<u32>| self.model.encode_into(data[i], out).map_err(Fail::Core);
+        encode_lists_at(py, &self.ints, &lens, num_threads, batch::around(&around.0, &around.1, encode))
     }
 
     /// `encode_batch` of `str` texts into one flat `uint32` array and `int64` offsets
     /// (`len(texts) + 1`), lone surrogates replaced as a `Tokenizer` does (the size limit is the
     /// caller's check).
-    #[pyo3(signature = (texts, num_threads = 0))]
-    fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>, num_threads: usize) -> PyResult<FlatBatch<'py>> {
+    #[pyo3(signature = (texts, num_threads = 0, around = (Vec::new(), Vec::new())))]
+    fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>, num_threads: usize, around: (Vec<u32>, Vec<u32>)) -> PyResult<FlatBatch<'py>> {
         let texts = batch_texts(&texts)?;
-        encode_flat(py, &texts, num_threads, |t: &str, out: &mut Vec<u32>| self.model.encode_into(t.as_bytes(), out).map_err(Fail::Core))
+        let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
+        let encode = |i: usize, out: &mut Vec<u32>| self.model.encode_into(texts[i].as_bytes(), out).map_err(Fail::Core);
+        encode_flat_at(py, &lens, num_threads, batch::around(&around.0, &around.1, encode))
     }
 }

@@ -183,3 +183,21 @@ def test_with_affixes_refuses_ids_that_do_not_fit() -> None:
     for bad in [-1, 2**32, "3", 1.0, True]:
         with pytest.raises(InputTypeError, match="2\\*\\*32"):
             with_affixes(flat, offsets, [bad], [])
+
+
+def test_a_python_model_and_the_segments_path() -> None:
+    """A model only Python runs (a subword prefix: no Rust merge) and a template: the same ids
+    from every batch call, with the template's id around each text."""
+    from bpekit.pipeline import BPE, AddedToken, pre_tokenizers
+
+    model = BPE({"a": 0, "b": 1, "##b": 2, "ab": 3, " ": 4, "<s>": 5, "##a": 6}, [("a", "##b")], continuing_subword_prefix="##")
+    template = processors.TemplateProcessing([("SpecialToken", "<s>", 0), ("Sequence", "A", 0)], [], {"<s>": [5]})
+    tok = Tokenizer(model, pre_tokenizer=pre_tokenizers.Split(" ", "Isolated"), added_tokens=[AddedToken(5, "<s>")],
+                    post_processor=template)
+    assert tok._fast is None
+    texts = ["ab ba<s>", "ab", ""]
+    want = [[5, 3, 4, 1, 6, 5], [5, 3], [5]]
+    assert [tok.encode(t, True) for t in texts] == want
+    assert tok.encode_batch(texts, True) == want
+    assert _rows(*tok.encode_batch_to_numpy(texts, True)) == want
+    assert tok.encode_batch(texts) == [w[1:] for w in want]

@@ -47,7 +47,7 @@ def encode_documents(encoder: Encoding | Tokenizer, docs: list[str], threads: in
     """
     if isinstance(encoder, Encoding):
         return encoder._core_bpe.encode_batch_flat(docs, [], threads)  # type: ignore[no-any-return]
-    return encoder._pipeline_flat(docs, threads)
+    return encoder._pipeline_batch(docs, threads, True)  # type: ignore[no-any-return]
 
 
 def tokenize(
