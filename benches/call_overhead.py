@@ -230,8 +230,8 @@ def files(number: int, repeat: int) -> None:
 
 def files_batch(threads: int, rounds: int) -> None:
     """MB/s of one batch call over the English corpus sample (1 MB, by paragraph) for each file of
-    :func:`file_cases`: ``Tokenizer.encode_batch`` (lists), ``encode_batch_to_numpy`` (one flat
-    array), the peer's batch call (lists) and the peer's lists made one array (what a pretraining
+    :func:`file_cases`: ``Tokenizer.encode_batch`` (lists; and with the post-processor's ids, Llama
+    3's and deepseek's BOS), ``encode_batch_to_numpy`` (one flat array), the peer's batch call (lists) and the peer's lists made one array (what a pretraining
     pipeline stores); best of ``rounds``, ids checked equal first."""
     import numpy as np
 
@@ -247,8 +247,8 @@ def files_batch(threads: int, rounds: int) -> None:
         return mb / min(times)
 
     print(f"MB/s of one batch call, {mb:.2f} MB of English in {len(docs):,} documents, {threads} thread(s), best of {rounds}")
-    print("| file | bpekit lists | bpekit flat numpy | peer lists | peer lists -> numpy | flat x peer -> numpy |")
-    print("|---|---|---|---|---|---|")
+    print("| file | bpekit lists | bpekit lists, add_special_tokens | bpekit flat numpy | peer lists | peer lists -> numpy | flat x peer -> numpy |")
+    print("|---|---|---|---|---|---|---|")
     for label, path, peer, _, _, peer_batch in file_cases():
         tok = bpekit.Tokenizer.from_file(path)
         flat, offsets = tok.encode_batch_to_numpy(docs, num_threads=threads)
@@ -256,11 +256,12 @@ def files_batch(threads: int, rounds: int) -> None:
         assert [flat[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want, label
         cells = [
             best(lambda: tok.encode_batch(docs, num_threads=threads)),
+            best(lambda: tok.encode_batch(docs, True, num_threads=threads)),
             best(lambda: tok.encode_batch_to_numpy(docs, num_threads=threads)),
             best(lambda: peer_batch(docs, threads)),
             best(lambda: np.concatenate([np.asarray(ids, dtype=np.uint32) for ids in peer_batch(docs, threads)])),
         ]
-        print(f"| {label} ({peer}) | {' | '.join(f'{c:.1f}' for c in cells)} | {cells[1] / cells[3]:.1f}x |")
+        print(f"| {label} ({peer}) | {' | '.join(f'{c:.1f}' for c in cells)} | {cells[2] / cells[4]:.1f}x |")
 
 
 def main() -> int:
