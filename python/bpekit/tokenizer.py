@@ -573,12 +573,11 @@ class Tokenizer:
         self._refresh()
         fast = self._fast
         if (matchers := self._added_fast) is not None:  # lone surrogates fixed in Rust
-            call = fast.encode_added_batch_flat if flat else fast.encode_added_batch
-            return call(texts, *matchers, *self._normalize, num_threads, around)
+            return fast.encode_added_batch(texts, *matchers, *self._normalize, num_threads, around, flat)
         if fast is not None and self.normalizer is None and not self.added_tokens.strings:
             try:  # each text is one segment
-                return (fast.encode_batch_flat if flat else fast.encode_batch)(texts, num_threads, around)
-            except UnicodeEncodeError:  # a lone surrogate (lists): the segments below fix it
+                return fast.encode_batch(texts, num_threads, around, flat)
+            except UnicodeEncodeError:  # a lone surrogate: the segments below fix it
                 pass
         if fast is not None:
             out = encode_texts(fast, self._segments, texts, True, num_threads)

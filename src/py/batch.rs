@@ -127,6 +127,16 @@ pub(super) fn around<'a>(prefix: &'a [Rank], suffix: &'a [Rank], encode: impl En
     }
 }
 
+/// [`encode_lists_at`], or (`flat`) [`super::flat::encode_flat_at`]: what a pipeline's batch
+/// call returns.
+pub(super) fn encode_out<'py>(py: Python<'py>, ints: &IdInts, lens: &[usize], threads: usize, flat: bool, encode: impl EncodeAt) -> PyResult<Bound<'py, PyAny>> {
+    if flat {
+        Ok(super::flat::encode_flat_at(py, lens, threads, encode)?.into_pyobject(py)?.into_any())
+    } else {
+        Ok(encode_lists_at(py, ints, lens, threads, encode)?.into_any())
+    }
+}
+
 /// `encode` of every text as a list of lists of ints, in order, on `threads` threads (`0` = one
 /// per core); the first failure (see [`FirstFail`]) is raised instead.
 pub fn encode_lists<'py>(py: Python<'py>, ints: &IdInts, texts: &[Cow<'_, str>], threads: usize, encode: impl EncodeInto) -> PyResult<Bound<'py, PyList>> {

@@ -1,9 +1,8 @@
 //! `bpekit._core.PairBPE`: the pair-rank (Hugging Face) BPE model as seen from Python
 //! (`bpekit.pipeline.fast.core_model` builds it).
 
-use super::batch::{self, encode_lists_at};
+use super::batch;
 use super::calls::Fail;
-use super::flat::{encode_flat_at, FlatBatch};
 use super::ints::IdInts;
 use super::added::LiteralMatcher;
 use super::calls::{batch_texts, HOLD_GIL_BELOW};
@@ -124,8 +123,9 @@ impl PairBPE {
 
     /// `encode_added` of each text, in parallel (`num_threads` 0 = one per core): the raw cut
     /// and the normalizer on the calling thread, the rest on the batch's threads; `around`'s ids
-    /// before and after each text's.
-    #[pyo3(signature = (texts, raw, norm, normalize = None, ascii_invariant = false, num_threads = 0, around = (Vec::new(), Vec::new())))]
+    /// before and after each text's. Lists, or (`flat`) one `uint32` array and `int64` offsets
+    /// (`len(texts) + 1`: the ids of text `i` are `flat[offsets[i]:offsets[i + 1]]`).
+    #[pyo3(signature = (texts, raw, norm, normalize = None, ascii_invariant = false, num_threads = 0, around = (Vec::new(), Vec::new()), flat = false))]
     #[allow(clippy::too_many_arguments)]
     fn encode_added_batch<'py>(
         &self,
@@ -137,34 +137,13 @@ impl PairBPE {
         ascii_invariant: bool,
         num_threads: usize,
         around: (Vec<u32>, Vec<u32>),
-    ) -> PyResult<Bound<'py, PyList>> {
+        flat: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let texts = batch_texts(&texts)?; // lone surrogates fixed as tiktoken does
         let (prepared, lens) = prepare_batch(py, &texts, raw.as_deref(), normalize.as_ref(), ascii_invariant)?;
         let norm = norm.as_deref();
         let encode = |i: usize, out: &mut Vec<u32>| self.encode_prepared(&prepared[i], norm, out).map_err(Fail::Core);
-        encode_lists_at(py, &self.ints, &lens, num_threads, batch::around(&around.0, &around.1, encode))
-    }
-
-    /// `encode_added_batch` into one flat `uint32` array and `int64` offsets (`len(texts) + 1`):
-    /// the ids of text `i` are `flat[offsets[i]:offsets[i + 1]]`.
-    #[pyo3(signature = (texts, raw, norm, normalize = None, ascii_invariant = false, num_threads = 0, around = (Vec::new(), Vec::new())))]
-    #[allow(clippy::too_many_arguments)]
-    fn encode_added_batch_flat<'py>(
-        &self,
-        py: Python<'py>,
-        texts: Vec<Bound<'py, PyString>>,
-        raw: Option<PyRef<'py, LiteralMatcher>>,
-        norm: Option<PyRef<'py, LiteralMatcher>>,
-        normalize: Option<Bound<'py, PyAny>>,
-        ascii_invariant: bool,
-        num_threads: usize,
-        around: (Vec<u32>, Vec<u32>),
-    ) -> PyResult<FlatBatch<'py>> {
-        let texts = batch_texts(&texts)?;
-        let (prepared, lens) = prepare_batch(py, &texts, raw.as_deref(), normalize.as_ref(), ascii_invariant)?;
-        let norm = norm.as_deref();
-        let encode = |i: usize, out: &mut Vec<u32>| self.encode_prepared(&prepared[i], norm, out).map_err(Fail::Core);
-        encode_flat_at(py, &lens, num_threads, batch::around(&around.0, &around.1, encode))
+        batch::encode_out(py, &self.ints, &lens, num_threads, flat, batch::around(&around.0, &around.1, encode))
     }
 
     /// Sets the per-thread piece cache budget in bytes (0 = off) and empties every thread's cache.
@@ -199,21 +178,12 @@ impl PairBPE {
     }
 
     /// `encode` of each text, in parallel (`num_threads` 0 = one per core); `around`'s ids before
-    /// and after each text's.
-    #[pyo3(signature = (texts, num_threads = 0, around = (Vec::new(), Vec::new())))]
-    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<String>, num_threads: usize, around: (Vec<u32>, Vec<u32>)) -> PyResult<Bound<'py, PyList>> {
+    /// and after each text's; lists, or (`flat`) one array and offsets.
+    #[pyo3(signature = (texts, num_threads = 0, around = (Vec::new(), Vec::new()), flat = false))]
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<String>, num_threads: usize, around: (Vec<u32>, Vec<u32>), flat: bool) -> PyResult<Bound<'py, PyAny>> {
         let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
         let encode = |i: usize, out: &mut Vec<u32>| self.model.encode_into(&texts[i], out).map_err(Fail::Core);
-        encode_lists_at(py, &self.ints, &lens, num_threads, batch::around(&around.0, &around.1, encode))
-    }
-
-    /// `encode_batch` into one flat `uint32` array and `int64` offsets (`len(texts) + 1`).
-    #[pyo3(signature = (texts, num_threads = 0, around = (Vec::new(), Vec::new())))]
-    fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>, num_threads: usize, around: (Vec<u32>, Vec<u32>)) -> PyResult<FlatBatch<'py>> {
-        let texts = batch_texts(&texts)?; // lone surrogates fixed as tiktoken does
-        let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
-        let encode = |i: usize, out: &mut Vec<u32>| self.model.encode_into(&texts[i], out).map_err(Fail::Core);
-        encode_flat_at(py, &lens, num_threads, batch::around(&around.0, &around.1, encode))
+        batch::encode_out(py, &self.ints, &lens, num_threads, flat, batch::around(&around.0, &around.1, encode))
     }
 }
 

@@ -2,9 +2,8 @@
 //! as seen from Python (`bpekit.formats.sentencepiece.fast` builds it from a model). Every call
 //! checks `bpekit.limits`' `max_input_bytes` first.
 
-use super::batch::{self, encode_lists_at};
-use super::calls::{batch_texts, call_python, check_limit, Fail, HOLD_GIL_BELOW};
-use super::flat::{encode_flat_at, FlatBatch};
+use super::batch;
+use super::calls::{call_python, check_limit, Fail, HOLD_GIL_BELOW};
 use super::ints::IdInts;
 use super::{run, run_held};
 use crate::sentencepiece::{bpe::BYTE_PIECE, MergeablePiece, Options, SentencePiece};
@@ -145,32 +144,22 @@ impl SentencePieceCore {
         Ok((pieces, enc.ids))
     }
 
-    /// `encode` of each text (`str` or `bytes`), in parallel (`num_threads` 0 = one per core), on
-    /// the shared list batch, whose lists are made while the pool encodes; `around`'s ids before
-    /// and after each text's.
-    #[pyo3(signature = (texts, num_threads = 0, around = (Vec::new(), Vec::new())))]
+    /// `encode` of each text (`str` or `bytes`), in parallel (`num_threads` 0 = one per core);
+    /// `around`'s ids before and after each text's; lists (made while the pool encodes), or
+    /// (`flat`) one `uint32` array and `int64` offsets (`len(texts) + 1`).
+    #[pyo3(signature = (texts, num_threads = 0, around = (Vec::new(), Vec::new()), flat = false))]
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
         texts: Vec<Bound<'py, PyAny>>,
         num_threads: usize,
         around: (Vec<u32>, Vec<u32>),
-    ) -> PyResult<Bound<'py, PyList>> {
+        flat: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
         check_sizes(py, &texts)?;
         let data = texts.iter().map(text_bytes).collect::<PyResult<Vec<&[u8]>>>()?;
         let lens: Vec<usize> = data.iter().map(|d| d.len()).collect();
         let encode = |i: usize, out: &mut Vec<u32>| self.model.encode_into(data[i], out).map_err(Fail::Core);
-        encode_lists_at(py, &self.ints, &lens, num_threads, batch::around(&around.0, &around.1, encode))
-    }
-
-    /// `encode_batch` of `str` texts into one flat `uint32` array and `int64` offsets
-    /// (`len(texts) + 1`), lone surrogates replaced as a `Tokenizer` does (the size limit is the
-    /// caller's check).
-    #[pyo3(signature = (texts, num_threads = 0, around = (Vec::new(), Vec::new())))]
-    fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>, num_threads: usize, around: (Vec<u32>, Vec<u32>)) -> PyResult<FlatBatch<'py>> {
-        let texts = batch_texts(&texts)?;
-        let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
-        let encode = |i: usize, out: &mut Vec<u32>| self.model.encode_into(texts[i].as_bytes(), out).map_err(Fail::Core);
-        encode_flat_at(py, &lens, num_threads, batch::around(&around.0, &around.1, encode))
+        batch::encode_out(py, &self.ints, &lens, num_threads, flat, batch::around(&around.0, &around.1, encode))
     }
 }
