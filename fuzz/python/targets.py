@@ -68,10 +68,19 @@ def gguf_file(data: bytes) -> None:
 
 def exercise(tok: bpekit.Tokenizer) -> None:
     """What a loaded tokenizer must then do without an untyped error: encode (with the
-    post-processor) and decode (with and without special tokens)."""
+    post-processor) and decode (with and without special tokens); and its batches, as lists and
+    as one flat array (the post-processor's ids added in Rust where it only adds ids around the
+    text), must give what ``encode`` gives."""
     ids = tok.encode(SAMPLE, add_special_tokens=True)
     tok.decode(ids)
     tok.decode(ids, skip_special_tokens=True)
+    texts = [SAMPLE, "", "ab"]
+    want = [ids, tok.encode("", add_special_tokens=True), tok.encode("ab", add_special_tokens=True)]
+    if tok.encode_batch(texts, True, num_threads=2) != want:
+        raise AssertionError("encode_batch differs from encode")
+    flat, offsets = tok.encode_batch_to_numpy(texts, True, num_threads=2)
+    if [flat[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] != want:
+        raise AssertionError("encode_batch_to_numpy differs from encode")
 
 
 TARGETS: dict[str, Callable[[bytes], None]] = {

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from bpekit.errors import InputTypeError
+from bpekit.errors import InputTypeError, VocabError
 
 Flat = tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]
 
@@ -22,12 +22,16 @@ _MAX_ID = 2**32 - 1
 
 
 def from_lists(lists: Sequence[Sequence[int]]) -> Flat:
-    """The flat array and offsets of lists of ids."""
+    """The flat array and offsets of lists of ids (:class:`VocabError` for an id that is not in
+    ``[0, 2**32)``, which a post-processor written by hand may add)."""
     lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     offsets = np.zeros(len(lists) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    flat = np.fromiter(itertools.chain.from_iterable(lists), dtype=np.uint32, count=int(offsets[-1]))
-    return flat, offsets
+    ids = list(itertools.chain.from_iterable(lists))
+    if not all(type(i) is int and 0 <= i <= _MAX_ID for i in ids):  # (numpy would take "1" and 1.5)
+        bad = next(i for i in ids if type(i) is not int or not 0 <= i <= _MAX_ID)
+        raise VocabError(f"an id does not fit a uint32 array: {bad!r}")
+    return np.array(ids, dtype=np.uint32), offsets
 
 
 def with_affixes(flat: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64], prefix: Sequence[int],

@@ -201,3 +201,24 @@ def test_a_python_model_and_the_segments_path() -> None:
     assert tok.encode_batch(texts, True) == want
     assert _rows(*tok.encode_batch_to_numpy(texts, True)) == want
     assert tok.encode_batch(texts) == [w[1:] for w in want]
+
+
+def test_ids_past_uint32_are_refused_for_arrays_only(tokenizers) -> None:
+    """A template written by hand may hold any int: lists keep it, an array refuses it (typed)."""
+    from bpekit.errors import VocabError
+
+    tok = tokenizers[0]
+    before = tok.post_processor
+    tok.post_processor = processors.TemplateProcessing([("SpecialToken", "x", 0), ("Sequence", "A", 0)], [], {"x": [2**40]})
+    try:
+        assert processors.affixes(tok.post_processor) is None
+        assert tok.encode_batch(["hi"], True) == [[2**40, *tok.encode("hi")]]
+        with pytest.raises(VocabError, match="uint32"):
+            tok.encode_batch_to_numpy(["hi"], True)
+    finally:
+        tok.post_processor = before
+    flat, offsets = from_lists([[1], [], [2, 3]])
+    assert flat.tolist() == [1, 2, 3] and offsets.tolist() == [0, 1, 1, 3]
+    for bad in [[[-1]], [[2**32]], [["1"]]]:
+        with pytest.raises(VocabError):
+            from_lists(bad)

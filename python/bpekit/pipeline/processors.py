@@ -184,10 +184,12 @@ def affixes(processor: PostProcessor) -> tuple[list[int], list[int]] | None:
     the same ids for sequences of 0, 1 and 2 ids."""
     try:
         one = processor.process([-1])
-        if one.count(-1) != 1 or any(i < 0 for i in one if i != -1):
+        if one.count(-1) != 1:
             return None
         cut = one.index(-1)
         prefix, suffix = one[:cut], one[cut + 1 :]
+        if not all(type(i) is int and 0 <= i < 2**32 for i in prefix + suffix):  # (ids a batch can hold)
+            return None
         if processor.process([]) != prefix + suffix or processor.process([-1, -2]) != [*prefix, -1, -2, *suffix]:
             return None
     except Exception:  # a processor that refuses stand-ins (or anything else) is run per text
