@@ -222,3 +222,31 @@ def test_ids_past_uint32_are_refused_for_arrays_only(tokenizers) -> None:
     for bad in [[[-1]], [[2**32]], [["1"]]]:
         with pytest.raises(VocabError):
             from_lists(bad)
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_decode_batch_is_decode_of_each(tokenizers, skip) -> None:
+    for tok in tokenizers:
+        batch = tok.encode_batch(TEXTS, True) + [[], tok.encode("x")]
+        assert tok.decode_batch(batch, skip_special_tokens=skip) == [tok.decode(ids, skip_special_tokens=skip) for ids in batch]
+        assert tok.decode_batch(tuple(tuple(ids) for ids in batch), skip_special_tokens=skip, num_threads=2) == \
+            [tok.decode(ids, skip_special_tokens=skip) for ids in batch]
+    for bad in ["abc", b"abc", 3]:
+        with pytest.raises(InputTypeError):
+            tokenizers[0].decode_batch(bad)  # type: ignore[arg-type]
+
+
+def test_decode_batch_of_a_rank_model() -> None:
+    import bpekit
+
+    ranks = DATA / "ranks" / "cl100k_base.tiktoken"
+    if not ranks.is_file():
+        pytest.skip(f"{ranks} not found")
+    enc = bpekit.get_encoding("cl100k_base")
+    tok = Tokenizer.from_encoding(enc)
+    parrot = enc.encode("🦜")
+    assert len(parrot) > 1
+    batch = [enc.encode("hello <|endoftext|> world", allowed_special="all"), [], parrot[:1]]
+    assert tok.decode_batch(batch) == enc.decode_batch(batch)
+    assert tok.decode_batch(batch)[2] == "\ufffd"
+    assert tok.decode_batch(batch, skip_special_tokens=True)[0] == "hello  world"
