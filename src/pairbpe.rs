@@ -14,6 +14,7 @@
 //! full); the heap merge runs only on cache misses.
 
 mod linear;
+mod tokens;
 
 use crate::error::{Error, Result};
 use crate::merge::LINEAR_THRESHOLD;
@@ -224,6 +225,9 @@ pub struct PairBpe {
     whole: Option<FastRanks>,
     /// The largest id in `whole`.
     whole_max: Option<u32>,
+    /// Without `whole`, a byte-level model's pieces that are one token, once their merge is known
+    /// to give it ([`tokens`]).
+    tokens: Option<tokens::Tokens>,
     split: Split,
     /// The linear merge of long pieces (byte-level models).
     linear: Option<linear::Linear>,
@@ -253,7 +257,11 @@ impl PairBpe {
             None => None,
         };
         let linear = matches!(symbols, Symbols::Bytes(_)).then(linear::Linear::default);
-        Ok(PairBpe { cache: CacheSlot::new(cache::BYTES_BUDGET), symbols, pairs, whole, whole_max, split, linear })
+        let tokens = match (&symbols, &whole) {
+            (Symbols::Bytes(byte_ids), None) => Some(tokens::Tokens::new(byte_ids, DROP, merges)),
+            _ => None,
+        };
+        Ok(PairBpe { cache: CacheSlot::new(cache::BYTES_BUDGET), symbols, pairs, whole, whole_max, tokens, split, linear })
     }
 
     /// The largest id an encoding can hold (`None` for a model with no ids at all).
@@ -302,15 +310,27 @@ impl PairBpe {
             out.push(id);
             return Ok(());
         }
-        let cacheable = piece.len() <= CACHE_MAX_PIECE && piece[0] != TAIL_KEY;
-        if let Some(ids) = cache.as_deref().filter(|_| cacheable).and_then(|c| c.get(piece)) {
-            out.extend_from_slice(ids);
-            return Ok(());
-        }
+        let token = match self.tokens.as_ref().and_then(|t| t.find(piece)) {
+            Some(tokens::Whole::Alone(id)) => {
+                out.push(id);
+                return Ok(());
+            }
+            Some(tokens::Whole::Unknown(id)) => Some(id),
+            None => None,
+        };
         let base = out.len();
-        self.merge_into(piece, out);
-        if let Some(c) = cache.as_deref_mut().filter(|_| cacheable) {
-            c.insert(piece, &out[base..]);
+        let cacheable = piece.len() <= CACHE_MAX_PIECE && piece[0] != TAIL_KEY;
+        match cache.as_deref().filter(|_| cacheable).and_then(|c| c.get(piece)) {
+            Some(ids) => out.extend_from_slice(ids),
+            None => {
+                self.merge_into(piece, out);
+                if let Some(c) = cache.as_deref_mut().filter(|_| cacheable) {
+                    c.insert(piece, &out[base..]);
+                }
+            }
+        }
+        if let (Some(id), Some(t)) = (token, &self.tokens) {
+            t.learn(id, &out[base..]);
         }
         Ok(())
     }
@@ -879,21 +899,42 @@ mod tests {
         assert_eq!(cache::cached(m.cache.owner(), &key(0, b"aa")).1, Some(vec![97, 97]));
     }
 
-    /// The budget: 0 turns the cache off, and setting it empties every thread's cache.
+    /// The budget: 0 turns the cache off, and setting it empties every thread's cache. (A piece
+    /// that is one token is answered from `tokens` once known, so the pieces here are not.)
     #[test]
     fn piece_cache_budget() {
         let m = model(&[(97, 98, 300)]);
         let first = m.cache.owner();
-        assert_eq!(m.encode("ab ab").unwrap(), vec![300, 32, 300]);
-        assert_eq!(cache::cached(first, b"ab"), (true, Some(vec![300])));
+        assert_eq!(m.encode("abb abb").unwrap(), vec![300, 98, 32, 300, 98]);
+        assert_eq!(cache::cached(first, b"abb"), (true, Some(vec![300, 98])));
         m.set_cache_capacity(0);
         assert_eq!(m.cache_capacity(), 0);
-        assert!(!cache::cached(first, b"ab").0, "the old cache is dropped");
-        assert_eq!(m.encode("ab ab").unwrap(), vec![300, 32, 300]);
-        assert!(!cache::cached(m.cache.owner(), b"ab").0, "no cache with a budget of 0");
+        assert!(!cache::cached(first, b"abb").0, "the old cache is dropped");
+        assert_eq!(m.encode("abb abb").unwrap(), vec![300, 98, 32, 300, 98]);
+        assert!(!cache::cached(m.cache.owner(), b"abb").0, "no cache with a budget of 0");
         m.set_cache_capacity(1 << 10);
-        assert_eq!(m.encode("ab ab").unwrap(), vec![300, 32, 300]);
-        assert_eq!(cache::cached(m.cache.owner(), b"ab"), (true, Some(vec![300])));
+        assert_eq!(m.encode("abb abb").unwrap(), vec![300, 98, 32, 300, 98]);
+        assert_eq!(cache::cached(m.cache.owner(), b"abb"), (true, Some(vec![300, 98])));
+    }
+
+    /// A piece that is one token: its first merge is cached and tells `tokens`, which answers it
+    /// from then on, also with the cache off; a token whose bytes merge into other ids never is.
+    #[test]
+    fn pieces_that_are_one_token() {
+        // "ab" = a + b; "abc" = ab + c, but b + c merges first, so "abc" encodes as a + bc
+        let m = model(&[(98, 99, 301), (97, 98, 300), (300, 99, 302)]);
+        let t = m.tokens.as_ref().unwrap();
+        assert!(matches!(t.find(b"ab"), Some(tokens::Whole::Unknown(300))));
+        assert!(t.find(b"a").is_none() && t.find(b"xy").is_none());
+        assert_eq!(m.encode("ab abc").unwrap(), vec![300, 32, 97, 301]);
+        assert!(matches!(t.find(b"ab"), Some(tokens::Whole::Alone(300))));
+        assert!(t.find(b"abc").is_none(), "its merge gives other ids");
+        assert!(matches!(t.find(b"bc"), Some(tokens::Whole::Unknown(301))), "learnt from pieces only");
+        m.set_cache_capacity(0);
+        for _ in 0..2 {
+            assert_eq!(m.encode("abc ab bc").unwrap(), vec![97, 301, 32, 300, 32, 301]);
+        }
+        assert!(matches!(t.find(b"bc"), Some(tokens::Whole::Alone(301))));
     }
 
     /// Thousands of split stages (a hostile file) neither overflow the stack nor change the ids:

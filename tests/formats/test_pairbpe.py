@@ -206,3 +206,23 @@ def test_rust_merge_table_equals_python(seed):
                          ([("a", "b"), ("a", "b")], "repeats merge 0")]:
         with pytest.raises(VocabError, match=what):
             BPE({"a": 0, "b": 1, "ab": 2}, merges)
+
+
+@pytest.mark.parametrize("cache_bytes", [0, 1 << 20])
+def test_a_token_whose_bytes_merge_otherwise_is_never_answered_whole(cache_bytes: int) -> None:
+    """A merge list answers a piece that is one token from a table once a merge of it gave that
+    token (src/pairbpe/tokens.rs). "abc" is a token (ab + c), but its bytes merge b + c first:
+    every encode, the first and the later ones, with or without the piece cache, gives a + bc."""
+    from bpekit import Tokenizer
+    from bpekit.pipeline import BPE, decoders, pre_tokenizers
+
+    vocab = {"a": 0, "b": 1, "c": 2, "bc": 3, "ab": 4, "abc": 5, "Ġ": 6}
+    model = BPE(vocab, [("b", "c"), ("a", "b"), ("ab", "c")])
+    tok = Tokenizer(model, pre_tokenizer=pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True),
+                    decoder=decoders.ByteLevel())
+    tok.pretoken_cache_bytes = cache_bytes
+    assert type(tok._fast).__name__ == "PairBPE"
+    assert [model.tokenize(w) for w in ("abc", "ab")] == [[0, 3], [4]]
+    for _ in range(3):
+        assert tok.encode("abc ab abc") == [0, 3, 6, 4, 6, 0, 3]
+        assert tok.encode_batch(["abc", "ab", "abc"], num_threads=2) == [[0, 3], [4], [0, 3]]

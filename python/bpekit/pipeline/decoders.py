@@ -52,15 +52,7 @@ class ByteLevel(ByteLevelOptions, Decoder):
         n = max(max(vocab_r, default=-1), max(strings, default=-1)) + 1
         if n > 2 * (len(vocab_r) + len(strings)) + (1 << 20):
             return None
-        tokens: list[str | None] = [None] * n
-        for i, t in vocab_r.items():
-            tokens[i] = t
-        for i, t in strings.items():
-            tokens[i] = t
-        special = [False] * n
-        for i in tokenizer._special_id_set():
-            special[i] = True
-        return _core.ByteLevelIds(tokens, special, list(BYTE_TO_CHAR))
+        return _core.ByteLevelIds(n, vocab_r, strings, list(tokenizer._special_id_set()), list(BYTE_TO_CHAR))
 
 
 @_register
