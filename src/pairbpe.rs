@@ -14,12 +14,12 @@
 //! full); the heap merge runs only on cache misses.
 
 mod linear;
-mod tokens;
 
 use crate::error::{Error, Result};
 use crate::merge::LINEAR_THRESHOLD;
 use crate::merge::agenda::{Agenda, Candidate, Queue};
 use crate::merge::cache::{self, BytesCache, CacheSlot};
+use crate::merge::tokens::{self, Tokens};
 use crate::merge::{FastRanks, RankLookup};
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
@@ -226,8 +226,8 @@ pub struct PairBpe {
     /// The largest id in `whole`.
     whole_max: Option<u32>,
     /// Without `whole`, a byte-level model's pieces that are one token, once their merge is known
-    /// to give it ([`tokens`]).
-    tokens: Option<tokens::Tokens>,
+    /// to give it ([`tokens`](crate::merge::tokens)).
+    tokens: Option<Tokens>,
     split: Split,
     /// The linear merge of long pieces (byte-level models).
     linear: Option<linear::Linear>,
@@ -258,7 +258,7 @@ impl PairBpe {
         };
         let linear = matches!(symbols, Symbols::Bytes(_)).then(linear::Linear::default);
         let tokens = match (&symbols, &whole) {
-            (Symbols::Bytes(byte_ids), None) => Some(tokens::Tokens::new(byte_ids, DROP, merges)),
+            (Symbols::Bytes(byte_ids), None) => Some(Tokens::from_merges(byte_ids, DROP, merges)),
             _ => None,
         };
         Ok(PairBpe { cache: CacheSlot::new(cache::BYTES_BUDGET), symbols, pairs, whole, whole_max, tokens, split, linear })

@@ -16,6 +16,7 @@ pub mod heap;
 pub mod lookup;
 pub mod pairs;
 pub mod small;
+pub mod tokens;
 #[cfg(test)]
 mod toy_vocab_tests;
 pub mod trie;

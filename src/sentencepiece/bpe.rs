@@ -252,6 +252,11 @@ impl Bpe {
         self.table.keys().map(|k| &k[..])
     }
 
+    /// Each mergeable piece's text and id.
+    pub fn piece_ids(&self) -> impl Iterator<Item = (&[u8], u32)> {
+        self.table.iter().map(|(k, e)| (&k[..], e.id))
+    }
+
     /// The id of a one-byte text that is a piece by itself (a digit in most vocabularies).
     #[inline]
     pub fn ascii_piece(&self, text: &[u8]) -> Option<u32> {

@@ -19,6 +19,7 @@ pub mod normalize;
 
 use crate::error::{Error, Result};
 use crate::merge::cache::{self, CacheSlot};
+use crate::merge::tokens::{Tokens, Whole};
 use bpe::{Bpe, Entry, Kind, Scratch};
 use charsmap::CharsMap;
 use normalize::{Normalizer, UserDefined, SPACE_SYMBOL};
@@ -57,6 +58,8 @@ pub struct SentencePiece {
     cuts: Option<Cuts>,
     /// This model's chunk caches (one per thread): their identity and byte budget.
     cache: CacheSlot,
+    /// Chunks that are one piece, once their merge is known to give it ([`Tokens`]).
+    tokens: Tokens,
 }
 
 /// Unknown runs across the cuts between parts: without byte fallback a run of unknown symbols is
@@ -129,7 +132,9 @@ impl SentencePiece {
         let normalizer = Normalizer::new(charsmap, UserDefined::new(user_defined.iter().map(|p| p.as_bytes())), options);
         let bpe = Bpe::new(table, unk_id, byte_ids, UserDefined::new(user_defined.iter().map(|p| p.as_bytes())));
         let cuts = (!bpe.has_unused()).then(|| Cuts::new(bpe.pieces()));
-        Ok(SentencePiece { normalizer, bpe, cuts, cache: CacheSlot::new(cache::BYTES_BUDGET) })
+        let n = bpe.piece_ids().map(|(_, id)| id as usize + 1).max().unwrap_or(0);
+        let tokens = Tokens::new(bpe.piece_ids().filter(|(p, _)| p.len() > 1), n);
+        Ok(SentencePiece { normalizer, bpe, cuts, cache: CacheSlot::new(cache::BYTES_BUDGET), tokens })
     }
 
     /// The normalized text of `data` (malformed UTF-8 allowed: each bad byte is U+FFFD).
@@ -174,16 +179,31 @@ impl SentencePiece {
             let mut scratch = Scratch::default();
             cuts.for_each_part(text, &mut |chunk| {
                 let from = ids.len();
-                if let Some(id) = self.bpe.ascii_piece(chunk) {
+                let piece = if let Some(id) = self.bpe.ascii_piece(chunk) {
                     ids.push(id); // no cache probe for a one-byte part (1 MB of digits: 22 -> 17 ms)
-                } else if let Some(found) = cache.as_deref().and_then(|c| c.get(chunk)) {
-                    ids.extend_from_slice(found);
+                    None
                 } else {
-                    self.bpe.segment(chunk, &mut scratch);
-                    self.bpe.finish(chunk, &scratch.segment, ids, None);
-                    if let Some(c) = cache.as_deref_mut().filter(|_| chunk.len() <= CACHE_MAX_CHUNK) {
-                        c.insert(chunk, &ids[from..]);
+                    match self.tokens.find(chunk) {
+                        Some(Whole::Alone(id)) => {
+                            ids.push(id); // a piece whose merge gives it (`merge::tokens`)
+                            None
+                        }
+                        found => {
+                            if let Some(found) = cache.as_deref().and_then(|c| c.get(chunk)) {
+                                ids.extend_from_slice(found);
+                            } else {
+                                self.bpe.segment(chunk, &mut scratch);
+                                self.bpe.finish(chunk, &scratch.segment, ids, None);
+                                if let Some(c) = cache.as_deref_mut().filter(|_| chunk.len() <= CACHE_MAX_CHUNK) {
+                                    c.insert(chunk, &ids[from..]);
+                                }
+                            }
+                            found
+                        }
                     }
+                };
+                if let Some(Whole::Unknown(id)) = piece {
+                    self.tokens.learn(id, &ids[from..]); // (the chunk's own ids, before the unk runs join)
                 }
                 runs.after_part(ids, from);
             });
@@ -381,6 +401,19 @@ mod tests {
         // "▁aba": ab and ba tie; the leftmost (ab) wins
         assert_eq!(m.encode(b"aba").unwrap(), vec![3, 4, 1]);
         assert_eq!(m.normalize(b"  a  b ").unwrap(), "▁a▁b");
+    }
+
+    /// A chunk that is one piece is answered from `tokens` once its merge gave that piece;
+    /// "▁ab" is a piece that no merge reaches (neither "▁a" nor "ab" is one), so never.
+    #[test]
+    fn chunks_that_are_one_piece() {
+        let m = model(&[("a", 0.0, NORMAL), ("b", 0.0, NORMAL), ("▁", 0.0, NORMAL), ("▁b", -1.0, NORMAL), ("▁ab", -2.0, NORMAL)], false, OPTIONS);
+        m.set_cache_capacity(0);
+        for _ in 0..3 {
+            assert_eq!(m.encode(b"ab b ab").unwrap(), vec![3, 1, 2, 4, 3, 1, 2]);
+        }
+        assert!(matches!(m.tokens.find("▁b".as_bytes()), Some(Whole::Alone(4))));
+        assert!(m.tokens.find("▁ab".as_bytes()).is_none(), "its merge gives other ids");
     }
 
     #[test]
