@@ -211,7 +211,7 @@ def test_rust_merge_table_equals_python(seed):
 @pytest.mark.parametrize("cache_bytes", [0, 1 << 20])
 def test_a_token_whose_bytes_merge_otherwise_is_never_answered_whole(cache_bytes: int) -> None:
     """A merge list answers a piece that is one token from a table once a merge of it gave that
-    token (src/pairbpe/tokens.rs). "abc" is a token (ab + c), but its bytes merge b + c first:
+    token (src/merge/tokens.rs). "abc" is a token (ab + c), but its bytes merge b + c first:
     every encode, the first and the later ones, with or without the piece cache, gives a + bc."""
     from bpekit import Tokenizer
     from bpekit.pipeline import BPE, decoders, pre_tokenizers
