@@ -99,14 +99,20 @@ def test_neox_against_hugging_face(english) -> None:
     assert _rows(flat, offsets) == [e.ids for e in theirs.encode_batch(texts, add_special_tokens=False)]
 
 
-def test_a_rank_model_goes_to_its_encoding() -> None:
+@pytest.fixture(scope="module")
+def cl100k():
+    """(cl100k_base's Encoding, its rank-model Tokenizer)."""
     ranks = DATA / "ranks" / "cl100k_base.tiktoken"
     if not ranks.is_file():
         pytest.skip(f"{ranks} not found")
     import bpekit
 
     enc = bpekit.get_encoding("cl100k_base")
-    tok = Tokenizer.from_encoding(enc)
+    return enc, Tokenizer.from_encoding(enc)
+
+
+def test_a_rank_model_goes_to_its_encoding(cl100k) -> None:
+    enc, tok = cl100k
     texts = ["hello <|endoftext|>", "world"]
     flat, offsets = tok.encode_batch_to_numpy(texts, allowed_special="all")
     assert _rows(flat, offsets) == enc.encode_batch(texts, allowed_special="all")
@@ -236,14 +242,8 @@ def test_decode_batch_is_decode_of_each(tokenizers, skip) -> None:
             tokenizers[0].decode_batch(bad)  # type: ignore[arg-type]
 
 
-def test_decode_batch_of_a_rank_model() -> None:
-    import bpekit
-
-    ranks = DATA / "ranks" / "cl100k_base.tiktoken"
-    if not ranks.is_file():
-        pytest.skip(f"{ranks} not found")
-    enc = bpekit.get_encoding("cl100k_base")
-    tok = Tokenizer.from_encoding(enc)
+def test_decode_batch_of_a_rank_model(cl100k) -> None:
+    enc, tok = cl100k
     parrot = enc.encode("🦜")
     assert len(parrot) > 1
     batch = [enc.encode("hello <|endoftext|> world", allowed_special="all"), [], parrot[:1]]
