@@ -18,6 +18,7 @@ The file format is in ``formats/bpekit_file.py``.
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -750,3 +751,16 @@ class Tokenizer:
         """Writes a Hugging Face ``tokenizer.json`` that ``tokenizers.Tokenizer.from_file`` loads
         and that encodes exactly as this tokenizer does (special tokens always matched)."""
         self.save(path, "hf")
+
+
+def ordinary_pipeline(tok: Tokenizer) -> Tokenizer:
+    """``tok`` without its special added tokens, so that their text in a document is encoded as
+    text (tiktoken's ``encode_ordinary`` rule, which a rank model follows; Hugging Face's
+    ``encode_special_tokens = True``), while its other added tokens are still matched. A shallow
+    copy: the Rust model is shared."""
+    if not any(t.special for t in tok.added_tokens.tokens):
+        return tok
+    view = copy.copy(tok)
+    normalize = tok.normalizer.normalize if tok.normalizer is not None else None
+    view.added_tokens = AddedVocabulary([t for t in tok.added_tokens.tokens if not t.special], normalize)
+    return view

@@ -83,3 +83,32 @@ def test_truncate(cli, enc, tmp_path):
     assert r.code == 1 and "--max-tokens must be >= 0" in r.error_line
     r = cli("truncate", "x", "-e", ENC)
     assert r.code == 2 and "--max-tokens" in r.error_line
+
+
+def test_a_tokenizer_file_as_the_encoding(cli, tmp_path):
+    """``-e FILE``: a GGUF pipeline (Llama 3) with the same switches as an encoding (special-token
+    text refused by default, matched with --allow-special, text with --ordinary), and a bpekit
+    file (its Encoding)."""
+    from datapaths import DATA
+
+    gguf = DATA / "gguf" / "ggml-vocab-llama-bpe.gguf"
+    if not gguf.is_file():
+        pytest.skip(f"{gguf} not found")
+    tok = bpekit.Tokenizer.from_file(gguf)
+    text = "hi <|begin_of_text|> x"
+    r = cli("encode", text, "-e", str(gguf))
+    assert r.code == 1 and "disallowed special token '<|begin_of_text|>'" in r.error_line
+    allowed = list(map(int, cli("encode", text, "-e", str(gguf), "--allow-special").out.split()))
+    assert allowed == tok.encode(text) and tok.token_to_id("<|begin_of_text|>") in allowed
+    ordinary = list(map(int, cli("encode", text, "-e", str(gguf), "--ordinary").out.split()))
+    assert tok.token_to_id("<|begin_of_text|>") not in ordinary
+    assert tok.decode(ordinary) == text
+    assert cli("count", "hello world", "-e", str(gguf)).out.split() == [str(len(tok.encode("hello world")))]
+    assert cli("truncate", "-n", "2", "hello there my friend", "-e", str(gguf)).out == "hello there"
+    assert cli("decode", *map(str, tok.encode("hello world")), "-e", str(gguf)).out == "hello world\n"
+    trained = tmp_path / "tok.json"
+    from bpekit.train import train
+
+    train(iter(["hello world " * 30]), vocab_size=260, show_progress=False).save(trained)
+    enc = bpekit.Tokenizer.load(trained).encoding
+    assert cli("encode", "hello world", "-e", str(trained)).out.split() == list(map(str, enc.encode("hello world")))

@@ -17,13 +17,58 @@ from bpekit.errors import UsageError
 
 
 def _encoding(name: str):  # noqa: ANN202
+    """An encoding name, or a tokenizer file (whatever ``Tokenizer.from_file`` reads): a rank
+    model's ``Encoding``, else the pipeline with the special-token switches below."""
+    if Path(name).is_file():
+        from bpekit import Tokenizer
+
+        tok = Tokenizer.from_file(name)
+        return tok.encoding if tok.encoding is not None else _Pipeline(tok)
     from bpekit import get_encoding
 
     return get_encoding(name)
 
 
+class _Pipeline:
+    """A ``tokenizer.json`` / GGUF / SentencePiece pipeline behind the commands' special-token
+    switches, as an ``Encoding`` has them: by default text holding a special token's content is
+    refused (tiktoken's policy); ``--allow-special`` matches it (the file's own rule, Hugging
+    Face's ``encode``); ``--ordinary`` encodes it as text (other added tokens still matched)."""
+
+    def __init__(self, tok) -> None:  # noqa: ANN001
+        from bpekit.tokenizer import ordinary_pipeline
+
+        self.tok, self.ordinary = tok, ordinary_pipeline(tok)
+        self.specials = sorted((t.content for t in tok.added_tokens.tokens if t.special), key=len, reverse=True)
+
+    def _for(self, text: str, allowed_special: object = (), disallowed_special: object = "all"):  # noqa: ANN202
+        if allowed_special == "all":
+            return self.tok
+        if disallowed_special == ():
+            return self.ordinary
+        found = [(i, s) for s in self.specials if (i := text.find(s)) >= 0]
+        if found:
+            from bpekit.encoding import raise_disallowed_special_token
+
+            raise_disallowed_special_token(min(found)[1])
+        return self.tok
+
+    def encode(self, text: str, **policy: object) -> list[int]:
+        return self._for(text, **policy).encode(text)  # type: ignore[no-any-return]
+
+    def count(self, text: str, **policy: object) -> int:
+        return self._for(text, **policy).count(text)  # type: ignore[no-any-return]
+
+    def truncate(self, text: str, max_tokens: int, *, side: str = "right", **policy: object) -> str:
+        return self._for(text, **policy).truncate(text, max_tokens, side=side)  # type: ignore[no-any-return]
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tok.decode(ids)  # type: ignore[no-any-return]
+
+
 def _common(p: argparse.ArgumentParser, *, text_input: bool = True) -> None:
-    p.add_argument("-e", "--encoding", default="o200k_base", help="encoding name (default: o200k_base)")
+    p.add_argument("-e", "--encoding", default="o200k_base",
+                   help="encoding name (default: o200k_base) or tokenizer file (bpekit, .tiktoken, tokenizer.json, GGUF, .model)")
     p.add_argument("--json", action="store_true", help="print one JSON object per document")
     if text_input:
         p.add_argument("-f", "--file", action="append", default=[], metavar="PATH", help="read a document from a file ('-' = stdin); repeatable")

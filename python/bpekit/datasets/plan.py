@@ -7,7 +7,6 @@ are what a re-run must match to continue an interrupted one.
 
 from __future__ import annotations
 
-import copy
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,9 +18,8 @@ from bpekit.datasets.manifest import new_manifest, sha256_file
 from bpekit.encoding import Encoding
 from bpekit.errors import UsageError
 from bpekit.formats.sentencepiece.model import CONTROL
-from bpekit.pipeline.added_tokens import AddedVocabulary
 from bpekit.pipeline.rank_model import SentencePieceStage
-from bpekit.tokenizer import Tokenizer
+from bpekit.tokenizer import Tokenizer, ordinary_pipeline
 from bpekit.train.sources import ReadOptions
 
 DEFAULT_SHARD_SIZE = 100_000_000  # tokens, as llm.c's FineWeb shards
@@ -65,19 +63,6 @@ def load_tokenizer(spec: Any) -> tuple[Encoding | Tokenizer, dict[str, Any]]:
         raise UsageError(f"a tokenizer must be an encoding name, a file, an Encoding or a Tokenizer, got {type(spec).__name__}")
     name = spec.name if isinstance(spec, Encoding) else "<Tokenizer>"
     return spec, {"name": name, **description, "n_vocab": spec.n_vocab}
-
-
-def ordinary_pipeline(tok: Tokenizer) -> Tokenizer:
-    """``tok`` without its special added tokens, so that their text in a document is encoded as
-    text (tiktoken's ``encode_ordinary`` rule, which a rank model follows; Hugging Face's
-    ``encode_special_tokens = True``), while its other added tokens are still matched. A shallow
-    copy: the Rust model is shared."""
-    if not any(t.special for t in tok.added_tokens.tokens):
-        return tok
-    view = copy.copy(tok)
-    normalize = tok.normalizer.normalize if tok.normalizer is not None else None
-    view.added_tokens = AddedVocabulary([t for t in tok.added_tokens.tokens if not t.special], normalize)
-    return view
 
 
 def special_tokens(encoder: Encoding | Tokenizer) -> dict[str, int]:
