@@ -111,6 +111,8 @@ def test_llama2_style_tokenizer_json_encodes_as_tokenizers(tmp_path_factory):
     want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
     assert [ours.encode(line) for line in lines] == want
     assert ours.encode_batch(lines) == want
+    flat, offsets = ours.encode_batch_to_numpy(lines, num_threads=2)
+    assert [flat[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want
 
 
 def test_whole_texts_are_not_kept_in_the_word_caches():
