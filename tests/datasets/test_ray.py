@@ -1,5 +1,6 @@
 """The Ray engine: finishing a run the local engine began (inside its first input), it ends with
-shards and a manifest byte-identical to a local run's; Ray counting equals local counting. One local Ray cluster
+shards and a manifest byte-identical to a local run's; so does a run with Llama 3's GGUF pipeline
+(rebuilt from its path on the workers); Ray counting equals local counting. One local Ray cluster
 (2 CPUs, small object store, no dashboard) in a child process group that is killed on timeout."""
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ CHILD = """
     import json, sys
     from bpekit.datasets import tokenize, ray_count
     from bpekit.datasets.ray_engine import ray_session
-    resumed, tok, *inputs = sys.argv[1:]
+    resumed, tok, pipeline, *inputs = sys.argv[1:]
     settings = json.loads(sys.stdin.read())
     with ray_session(num_cpus=2):
         tokenize(inputs, resumed, tok, engine="ray", **settings)
+        if pipeline != "-":  # a GGUF pipeline, rebuilt from its path on the workers
+            tokenize(inputs, resumed + "-pipeline", pipeline, engine="ray", **settings)
         counts = ray_count(inputs, special_tokens=["<|endoftext|>"])
     print(json.dumps({"counts": counts.to_bytes().hex()}))
 """
@@ -68,7 +71,11 @@ def test_ray_engine_matches_local(tmp_path, h, docs, tokenizer_file, monkeypatch
         "RAY_memory_monitor_refresh_ms": "0",  # Ray's OOM killer reacts to other processes' memory
     }
     files = [str(p) for p in inputs]
-    cmd = [sys.executable, "-c", textwrap.dedent(CHILD), str(tmp_path / "resumed"), str(tokenizer_file), *files]
+    from datapaths import DATA
+
+    gguf = DATA / "gguf" / "ggml-vocab-llama-bpe.gguf"
+    pipeline = str(gguf) if gguf.is_file() else "-"
+    cmd = [sys.executable, "-c", textwrap.dedent(CHILD), str(tmp_path / "resumed"), str(tokenizer_file), pipeline, *files]
     proc = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = proc.communicate(json.dumps(SETTINGS), timeout=TIMEOUT)
@@ -80,6 +87,9 @@ def test_ray_engine_matches_local(tmp_path, h, docs, tokenizer_file, monkeypatch
     reference = h.tree_bytes(tmp_path / "local")
     assert h.tree_bytes(tmp_path / "resumed") == reference
     assert len(read_manifest(tmp_path / "resumed")["shards"]) > 2 * shards_before  # most of it written from Ray
+    if pipeline != "-":
+        tokenize(inputs, tmp_path / "local-pipeline", pipeline, **SETTINGS)
+        assert h.tree_bytes(tmp_path / "resumed-pipeline") == h.tree_bytes(tmp_path / "local-pipeline")
     ray_counts = WordCounts.from_bytes(bytes.fromhex(json.loads(out.splitlines()[-1])["counts"]))
     local = count(files, special_tokens=["<|endoftext|>"], show_progress=False)
     assert ray_counts == local and ray_counts.stats == local.stats
