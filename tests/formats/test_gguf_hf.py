@@ -52,10 +52,14 @@ def test_gguf_bpe_vocab_matches_tokenizers_on_the_corpora(name: str) -> None:
         corpus_sample(stride=1 if FULL else 12, per_file=10**9 if FULL else 8) + EXTRA
     )
     for special, sample in ((False, lines), (True, lines[-20:])):
-        got = [ours.encode(x, add_special_tokens=special) for x in sample]
         want = [e.ids for e in ref.encode_batch(sample, add_special_tokens=special)]
-        bad = [(x, g, w) for x, g, w in zip(sample, got, want, strict=True) if g != w]
-        assert not bad, bad[0]
+        # twice, the piece caches emptied between: the second pass answers the pieces that are one
+        # token from what the first learnt (src/merge/tokens.rs)
+        for _ in range(2):
+            ours.pretoken_cache_bytes = ours.pretoken_cache_bytes
+            got = [ours.encode(x, add_special_tokens=special) for x in sample]
+            bad = [(x, g, w) for x, g, w in zip(sample, got, want, strict=True) if g != w]
+            assert not bad, bad[0]
 
 
 @settings(max_examples=max(10, settings().max_examples // 4))
