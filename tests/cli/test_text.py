@@ -112,3 +112,19 @@ def test_a_tokenizer_file_as_the_encoding(cli, tmp_path):
     train(iter(["hello world " * 30]), vocab_size=260, show_progress=False).save(trained)
     enc = bpekit.Tokenizer.load(trained).encoding
     assert cli("encode", "hello world", "-e", str(trained)).out.split() == list(map(str, enc.encode("hello world")))
+
+
+def test_a_tokenizer_file_refuses_special_text_in_one_pass(cli, tmp_path):
+    """The first special token of the text is named (Llama 3 has 256), also in a file read with
+    lone surrogates (``surrogateescape``)."""
+    from datapaths import DATA
+
+    gguf = DATA / "gguf" / "ggml-vocab-llama-bpe.gguf"
+    if not gguf.is_file():
+        pytest.skip(f"{gguf} not found")
+    doc = tmp_path / "doc.txt"
+    doc.write_bytes(b"a \xff b <|reserved_special_token_7|> c <|begin_of_text|>")
+    r = cli("count", "-f", str(doc), "-e", str(gguf))
+    assert r.code == 1 and "'<|reserved_special_token_7|>'" in r.error_line
+    r = cli("count", "-f", str(doc), "-e", str(gguf), "--ordinary")
+    assert r.code == 0 and int(r.out) > 10

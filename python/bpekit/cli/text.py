@@ -36,21 +36,27 @@ class _Pipeline:
     Face's ``encode``); ``--ordinary`` encodes it as text (other added tokens still matched)."""
 
     def __init__(self, tok) -> None:  # noqa: ANN001
+        from bpekit import _core
         from bpekit.tokenizer import ordinary_pipeline
 
         self.tok, self.ordinary = tok, ordinary_pipeline(tok)
-        self.specials = sorted((t.content for t in tok.added_tokens.tokens if t.special), key=len, reverse=True)
+        self.specials = [t.content for t in tok.added_tokens.tokens if t.special]
+        self.matcher = _core.LiteralMatcher(self.specials) if self.specials else None  # (one pass per text)
 
     def _for(self, text: str, allowed_special: object = (), disallowed_special: object = "all"):  # noqa: ANN202
         if allowed_special == "all":
             return self.tok
         if disallowed_special == ():
             return self.ordinary
-        found = [(i, s) for s in self.specials if (i := text.find(s)) >= 0]
-        if found:
-            from bpekit.encoding import raise_disallowed_special_token
+        if self.matcher is not None:
+            from bpekit.encoding import _fix_surrogates, raise_disallowed_special_token
 
-            raise_disallowed_special_token(min(found)[1])
+            try:
+                found = self.matcher.find(text)
+            except UnicodeEncodeError:  # lone surrogates (a file read with surrogateescape)
+                found = self.matcher.find(_fix_surrogates(text))
+            if found:
+                raise_disallowed_special_token(self.specials[found[0][2]])
         return self.tok
 
     def encode(self, text: str, **policy: object) -> list[int]:
