@@ -121,6 +121,21 @@ impl PairBPE {
         self.encode_text(py, &text, raw.as_deref(), norm.as_deref(), normalize.as_ref(), ascii_invariant)
     }
 
+    /// `len(encode_added(...))` without the list (`Tokenizer.count`, and its truncation's search).
+    #[pyo3(signature = (text, raw, norm, normalize = None, ascii_invariant = false))]
+    fn count_added<'py>(
+        &self,
+        py: Python<'py>,
+        text: Bound<'py, PyString>,
+        raw: Option<PyRef<'py, LiteralMatcher>>,
+        norm: Option<PyRef<'py, LiteralMatcher>>,
+        normalize: Option<Bound<'py, PyAny>>,
+        ascii_invariant: bool,
+    ) -> PyResult<usize> {
+        let text = utf8(&text)?;
+        Ok(self.ids_of(py, &text, raw.as_deref(), norm.as_deref(), normalize.as_ref(), ascii_invariant)?.len())
+    }
+
     /// `encode_added` of each text, in parallel (`num_threads` 0 = one per core): the raw cut
     /// and the normalizer on the calling thread, the rest on the batch's threads; `around`'s ids
     /// before and after each text's. Lists, or (`flat`) one `uint32` array and `int64` offsets
@@ -254,14 +269,27 @@ impl PairBPE {
         normalize: Option<&Bound<'py, PyAny>>,
         ascii_invariant: bool,
     ) -> PyResult<Bound<'py, PyList>> {
+        let ids = self.ids_of(py, text, raw, norm, normalize, ascii_invariant)?;
+        self.ints.list(py, &ids)
+    }
+
+    /// `encode_text`'s ids, in Rust.
+    fn ids_of<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        raw: Option<&LiteralMatcher>,
+        norm: Option<&LiteralMatcher>,
+        normalize: Option<&Bound<'py, PyAny>>,
+        ascii_invariant: bool,
+    ) -> PyResult<Vec<u32>> {
         let prepared = Prepared::new(py, text, raw, normalize, ascii_invariant)?;
         let work = || {
             let mut out = Vec::new();
             self.encode_prepared(&prepared, norm, &mut out)?;
             Ok(out)
         };
-        let ids = if text.len() < HOLD_GIL_BELOW { run_held(py, work)? } else { run(py, work)? };
-        self.ints.list(py, &ids)
+        if text.len() < HOLD_GIL_BELOW { run_held(py, work) } else { run(py, work) }
     }
 
     /// The ids of a prepared text: each part cut at `norm`'s tokens and the pieces between them

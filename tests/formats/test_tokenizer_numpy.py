@@ -250,3 +250,10 @@ def test_decode_batch_of_a_rank_model(cl100k) -> None:
     assert tok.decode_batch(batch) == enc.decode_batch(batch)
     assert tok.decode_batch(batch)[2] == "\ufffd"
     assert tok.decode_batch(batch, skip_special_tokens=True)[0] == "hello  world"
+
+
+@pytest.mark.parametrize("add_special_tokens", [False, True])
+def test_count_is_the_length_of_encode(tokenizers, english, add_special_tokens) -> None:
+    for tok in tokenizers:
+        for text in TEXTS + english[:50]:
+            assert tok.count(text, add_special_tokens) == len(tok.encode(text, add_special_tokens)), text[:40]
