@@ -464,7 +464,7 @@ class Tokenizer:
             if not self._calls_bound:  # (binding refreshes the Rust model after a stage was replaced)
                 self._bind_calls()
             if (matchers := self._added_fast) is not None and (around := self._around(add_special_tokens)) is not None:
-                n = self._fast.count_added(_check_text(text), *matchers, *self._normalize)
+                n = self._fast.encode_added(_check_text(text), *matchers, *self._normalize, True)
                 return n + len(around[0]) + len(around[1])  # type: ignore[no-any-return]
         if self.encoding is None:  # (a pipeline has no policy: the bound `encode` takes this call)
             return len(self.encode(text, add_special_tokens))

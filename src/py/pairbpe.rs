@@ -106,8 +106,10 @@ impl PairBPE {
     /// token (Python keeps those).
     ///
     /// `ascii_invariant`: the normalizer leaves ASCII text as it is (the Unicode forms), so an
-    /// ASCII part is not handed to it.
-    #[pyo3(signature = (text, raw, norm, normalize = None, ascii_invariant = false))]
+    /// ASCII part is not handed to it. `count`: only the number of ids, no list
+    /// (`Tokenizer.count`, and its truncation's search).
+    #[pyo3(signature = (text, raw, norm, normalize = None, ascii_invariant = false, count = false))]
+    #[allow(clippy::too_many_arguments)]
     fn encode_added<'py>(
         &self,
         py: Python<'py>,
@@ -116,24 +118,14 @@ impl PairBPE {
         norm: Option<PyRef<'py, LiteralMatcher>>,
         normalize: Option<Bound<'py, PyAny>>,
         ascii_invariant: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
+        count: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let text = utf8(&text)?; // lone surrogates fixed as tiktoken does
-        self.encode_text(py, &text, raw.as_deref(), norm.as_deref(), normalize.as_ref(), ascii_invariant)
-    }
-
-    /// `len(encode_added(...))` without the list (`Tokenizer.count`, and its truncation's search).
-    #[pyo3(signature = (text, raw, norm, normalize = None, ascii_invariant = false))]
-    fn count_added<'py>(
-        &self,
-        py: Python<'py>,
-        text: Bound<'py, PyString>,
-        raw: Option<PyRef<'py, LiteralMatcher>>,
-        norm: Option<PyRef<'py, LiteralMatcher>>,
-        normalize: Option<Bound<'py, PyAny>>,
-        ascii_invariant: bool,
-    ) -> PyResult<usize> {
-        let text = utf8(&text)?;
-        Ok(self.ids_of(py, &text, raw.as_deref(), norm.as_deref(), normalize.as_ref(), ascii_invariant)?.len())
+        let (raw, norm, normalize) = (raw.as_deref(), norm.as_deref(), normalize.as_ref());
+        if count {
+            return Ok(self.ids_of(py, &text, raw, norm, normalize, ascii_invariant)?.len().into_pyobject(py)?.into_any());
+        }
+        Ok(self.encode_text(py, &text, raw, norm, normalize, ascii_invariant)?.into_any())
     }
 
     /// `encode_added` of each text, in parallel (`num_threads` 0 = one per core): the raw cut
