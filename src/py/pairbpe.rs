@@ -121,11 +121,7 @@ impl PairBPE {
         count: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let text = utf8(&text)?; // lone surrogates fixed as tiktoken does
-        let (raw, norm, normalize) = (raw.as_deref(), norm.as_deref(), normalize.as_ref());
-        if count {
-            return Ok(self.ids_of(py, &text, raw, norm, normalize, ascii_invariant)?.len().into_pyobject(py)?.into_any());
-        }
-        Ok(self.encode_text(py, &text, raw, norm, normalize, ascii_invariant)?.into_any())
+        self.encode_text(py, &text, raw.as_deref(), norm.as_deref(), normalize.as_ref(), ascii_invariant, count)
     }
 
     /// `encode_added` of each text, in parallel (`num_threads` 0 = one per core): the raw cut
@@ -251,7 +247,8 @@ impl<'a> Prepared<'a> {
 
 impl PairBPE {
     /// `encode_added` of `text` (UTF-8 already, lone surrogates fixed), for the bound
-    /// `Tokenizer.encode` too (`tokenizer_calls.rs`).
+    /// `Tokenizer.encode` too (`tokenizer_calls.rs`): the list of ids, or (`count`) their number.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn encode_text<'py>(
         &self,
         py: Python<'py>,
@@ -260,28 +257,19 @@ impl PairBPE {
         norm: Option<&LiteralMatcher>,
         normalize: Option<&Bound<'py, PyAny>>,
         ascii_invariant: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.ids_of(py, text, raw, norm, normalize, ascii_invariant)?;
-        self.ints.list(py, &ids)
-    }
-
-    /// `encode_text`'s ids, in Rust.
-    fn ids_of<'py>(
-        &self,
-        py: Python<'py>,
-        text: &str,
-        raw: Option<&LiteralMatcher>,
-        norm: Option<&LiteralMatcher>,
-        normalize: Option<&Bound<'py, PyAny>>,
-        ascii_invariant: bool,
-    ) -> PyResult<Vec<u32>> {
+        count: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let prepared = Prepared::new(py, text, raw, normalize, ascii_invariant)?;
         let work = || {
             let mut out = Vec::new();
             self.encode_prepared(&prepared, norm, &mut out)?;
             Ok(out)
         };
-        if text.len() < HOLD_GIL_BELOW { run_held(py, work) } else { run(py, work) }
+        let ids = if text.len() < HOLD_GIL_BELOW { run_held(py, work)? } else { run(py, work)? };
+        if count {
+            return Ok(ids.len().into_pyobject(py)?.into_any());
+        }
+        Ok(self.ints.list(py, &ids)?.into_any())
     }
 
     /// The ids of a prepared text: each part cut at `norm`'s tokens and the pieces between them

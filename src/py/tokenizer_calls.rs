@@ -119,15 +119,15 @@ impl TokenizerCalls {
             Model::Rank(core) => {
                 let core = core.get();
                 let Some(policy) = args.policy(py, core, other)? else { return Ok(None) };
-                core.list_call(py, &text, &policy)?
+                core.list_call(py, &text, &policy)?.into_any()
             }
             Model::Pair { model, raw, norm, normalize, ascii_invariant } => {
                 let text = text_arg(&text)?; // type, size limit, lone surrogates
                 let (raw, norm) = (raw.as_ref().map(|m| m.get()), norm.as_ref().map(|m| m.get()));
                 let normalize = normalize.as_ref().map(|f| f.bind(py));
-                model.get().encode_text(py, &text, raw, norm, normalize, *ascii_invariant)?
+                model.get().encode_text(py, &text, raw, norm, normalize, *ascii_invariant, false)?
             }
-            Model::Pieces(core) => core.get().encode_bytes(py, text_arg(&text)?.as_bytes())?,
+            Model::Pieces(core) => core.get().encode_bytes(py, text_arg(&text)?.as_bytes())?.into_any(),
         };
         if add != Some(true) {
             return Ok(Some(ids.into_any()));
