@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::merge::LINEAR_THRESHOLD;
 use crate::merge::agenda::{Agenda, Candidate, Queue};
 use crate::merge::cache::{self, BytesCache, CacheSlot};
-use crate::merge::tokens::{self, Tokens};
+use crate::merge::tokens::Tokens;
 use crate::merge::{FastRanks, RankLookup};
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
@@ -310,27 +310,20 @@ impl PairBpe {
             out.push(id);
             return Ok(());
         }
-        let token = match self.tokens.as_ref().and_then(|t| t.find(piece)) {
-            Some(tokens::Whole::Alone(id)) => {
-                out.push(id);
-                return Ok(());
-            }
-            Some(tokens::Whole::Unknown(id)) => Some(id),
-            None => None,
-        };
-        let base = out.len();
         let cacheable = piece.len() <= CACHE_MAX_PIECE && piece[0] != TAIL_KEY;
-        match cache.as_deref().filter(|_| cacheable).and_then(|c| c.get(piece)) {
+        let mut cached_or_merged = |out: &mut Vec<u32>| match cache.as_deref().filter(|_| cacheable).and_then(|c| c.get(piece)) {
             Some(ids) => out.extend_from_slice(ids),
             None => {
+                let base = out.len();
                 self.merge_into(piece, out);
                 if let Some(c) = cache.as_deref_mut().filter(|_| cacheable) {
                     c.insert(piece, &out[base..]);
                 }
             }
-        }
-        if let (Some(id), Some(t)) = (token, &self.tokens) {
-            t.learn(id, &out[base..]);
+        };
+        match &self.tokens {
+            Some(t) => t.encode(piece, out, cached_or_merged),
+            None => cached_or_merged(out),
         }
         Ok(())
     }
@@ -924,17 +917,17 @@ mod tests {
         // "ab" = a + b; "abc" = ab + c, but b + c merges first, so "abc" encodes as a + bc
         let m = model(&[(98, 99, 301), (97, 98, 300), (300, 99, 302)]);
         let t = m.tokens.as_ref().unwrap();
-        assert!(matches!(t.find(b"ab"), Some(tokens::Whole::Unknown(300))));
+        assert!(matches!(t.find(b"ab"), Some(crate::merge::tokens::Whole::Unknown(300))));
         assert!(t.find(b"a").is_none() && t.find(b"xy").is_none());
         assert_eq!(m.encode("ab abc").unwrap(), vec![300, 32, 97, 301]);
-        assert!(matches!(t.find(b"ab"), Some(tokens::Whole::Alone(300))));
+        assert!(matches!(t.find(b"ab"), Some(crate::merge::tokens::Whole::Alone(300))));
         assert!(t.find(b"abc").is_none(), "its merge gives other ids");
-        assert!(matches!(t.find(b"bc"), Some(tokens::Whole::Unknown(301))), "learnt from pieces only");
+        assert!(matches!(t.find(b"bc"), Some(crate::merge::tokens::Whole::Unknown(301))), "learnt from pieces only");
         m.set_cache_capacity(0);
         for _ in 0..2 {
             assert_eq!(m.encode("abc ab bc").unwrap(), vec![97, 301, 32, 300, 32, 301]);
         }
-        assert!(matches!(t.find(b"bc"), Some(tokens::Whole::Alone(301))));
+        assert!(matches!(t.find(b"bc"), Some(crate::merge::tokens::Whole::Alone(301))));
     }
 
     /// Thousands of split stages (a hostile file) neither overflow the stack nor change the ids:

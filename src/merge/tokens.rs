@@ -35,7 +35,7 @@ pub struct Tokens {
 pub enum Whole {
     /// The piece's ids are `[id]`.
     Alone(u32),
-    /// Not known yet: merge, then [`Tokens::learn`].
+    /// Not known yet: merge, then learn ([`Tokens::encode`]).
     Unknown(u32),
 }
 
@@ -88,9 +88,26 @@ impl Tokens {
         }
     }
 
+    /// Appends the ids of `piece` to `out`: the token it equals when its merge is known to give
+    /// that token alone, else what `otherwise` appends (a cache or a merge), learnt from when
+    /// `piece` is a token.
+    #[inline]
+    pub fn encode(&self, piece: &[u8], out: &mut Vec<u32>, otherwise: impl FnOnce(&mut Vec<u32>)) {
+        let token = match self.find(piece) {
+            Some(Whole::Alone(id)) => return out.push(id),
+            Some(Whole::Unknown(id)) => Some(id),
+            None => None,
+        };
+        let base = out.len();
+        otherwise(out);
+        if let Some(id) = token {
+            self.learn(id, &out[base..]);
+        }
+    }
+
     /// Records what the merge of token `id`'s bytes gave: `ids`.
     #[inline]
-    pub fn learn(&self, id: u32, ids: &[u32]) {
+    fn learn(&self, id: u32, ids: &[u32]) {
         let state = if ids == [id] { ALONE } else { OTHER };
         self.states[id as usize / 32].fetch_or(state << (2 * (id % 32)), Relaxed);
     }

@@ -19,7 +19,7 @@ pub mod normalize;
 
 use crate::error::{Error, Result};
 use crate::merge::cache::{self, CacheSlot};
-use crate::merge::tokens::{Tokens, Whole};
+use crate::merge::tokens::Tokens;
 use bpe::{Bpe, Entry, Kind, Scratch};
 use charsmap::CharsMap;
 use normalize::{Normalizer, UserDefined, SPACE_SYMBOL};
@@ -179,31 +179,22 @@ impl SentencePiece {
             let mut scratch = Scratch::default();
             cuts.for_each_part(text, &mut |chunk| {
                 let from = ids.len();
-                let piece = if let Some(id) = self.bpe.ascii_piece(chunk) {
+                if let Some(id) = self.bpe.ascii_piece(chunk) {
                     ids.push(id); // no cache probe for a one-byte part (1 MB of digits: 22 -> 17 ms)
-                    None
                 } else {
-                    match self.tokens.find(chunk) {
-                        Some(Whole::Alone(id)) => {
-                            ids.push(id); // a piece whose merge gives it (`merge::tokens`)
-                            None
-                        }
-                        found => {
-                            if let Some(found) = cache.as_deref().and_then(|c| c.get(chunk)) {
-                                ids.extend_from_slice(found);
-                            } else {
-                                self.bpe.segment(chunk, &mut scratch);
-                                self.bpe.finish(chunk, &scratch.segment, ids, None);
-                                if let Some(c) = cache.as_deref_mut().filter(|_| chunk.len() <= CACHE_MAX_CHUNK) {
-                                    c.insert(chunk, &ids[from..]);
-                                }
+                    // a chunk that is one piece, once known to merge into it, from `tokens`
+                    // (learnt from the chunk's own ids, before the unk runs join)
+                    self.tokens.encode(chunk, ids, |ids| {
+                        if let Some(found) = cache.as_deref().and_then(|c| c.get(chunk)) {
+                            ids.extend_from_slice(found);
+                        } else {
+                            self.bpe.segment(chunk, &mut scratch);
+                            self.bpe.finish(chunk, &scratch.segment, ids, None);
+                            if let Some(c) = cache.as_deref_mut().filter(|_| chunk.len() <= CACHE_MAX_CHUNK) {
+                                c.insert(chunk, &ids[from..]);
                             }
-                            found
                         }
-                    }
-                };
-                if let Some(Whole::Unknown(id)) = piece {
-                    self.tokens.learn(id, &ids[from..]); // (the chunk's own ids, before the unk runs join)
+                    });
                 }
                 runs.after_part(ids, from);
             });
@@ -412,7 +403,7 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(m.encode(b"ab b ab").unwrap(), vec![3, 1, 2, 4, 3, 1, 2]);
         }
-        assert!(matches!(m.tokens.find("▁b".as_bytes()), Some(Whole::Alone(4))));
+        assert!(matches!(m.tokens.find("▁b".as_bytes()), Some(crate::merge::tokens::Whole::Alone(4))));
         assert!(m.tokens.find("▁ab".as_bytes()).is_none(), "its merge gives other ids");
     }
 

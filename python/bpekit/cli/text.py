@@ -49,12 +49,9 @@ class _Pipeline:
         if disallowed_special == ():
             return self.ordinary
         if self.matcher is not None:
-            from bpekit.encoding import _fix_surrogates, raise_disallowed_special_token
+            from bpekit.encoding import _valid_text, raise_disallowed_special_token
 
-            try:
-                found = self.matcher.find(text)
-            except UnicodeEncodeError:  # lone surrogates (a file read with surrogateescape)
-                found = self.matcher.find(_fix_surrogates(text))
+            found = _valid_text(self.matcher.find, text)  # (lone surrogates of a surrogateescape read fixed)
             if found:
                 raise_disallowed_special_token(self.specials[found[0][2]])
         return self.tok

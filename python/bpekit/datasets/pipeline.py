@@ -21,8 +21,8 @@ from bpekit.datasets.plan import DEFAULT_SHARD_SIZE, Plan, make_plan
 from bpekit.datasets.progress import TokenizeBar, Tracker
 from bpekit.datasets.writer import ShardWriter, with_specials
 from bpekit.encoding import Encoding
-from bpekit.tokenizer import Tokenizer
 from bpekit.errors import UsageError
+from bpekit.tokenizer import Tokenizer
 from bpekit.train.sources import prefetched
 
 ENGINES = ("local", "ray")
@@ -37,7 +37,7 @@ def text_bytes(docs: list[str]) -> int:
 def encode_documents(encoder: Encoding | Tokenizer, docs: list[str], threads: int) -> tuple[np.ndarray, np.ndarray]:
     """The ids of every document, as one flat ``uint32`` array and ``int64`` offsets: an
     ``Encoding``'s ``encode_ordinary``, a pipeline's ``encode`` (made ordinary by
-    :func:`~bpekit.datasets.plan.ordinary_pipeline`), each filled in Rust.
+    :func:`~bpekit.tokenizer.ordinary_pipeline`), each filled in Rust.
 
     Performance note: both are called below their public batch methods (the core fixes lone
     surrogates itself), which check types the readers guarantee and the per-call size limit,
