@@ -10,8 +10,9 @@ from collections.abc import Iterator
 import pytest
 from datapaths import DATA, ROOT
 
-# appended, not put first: benches/ holds scripts named after packages (sentencepiece.py), which
-# would shadow them for every test module that imports them later in the same run
+# appended, not put first: a script in benches/ named after a package would shadow it for every
+# test module that imports it later in the same run (benches/harness/isolated.py puts benches/
+# first; the SentencePiece benchmark is sentencepiece_speed.py for that reason)
 sys.path.append(str(ROOT / "benches"))
 pytest.importorskip("tiktoken")
 if not (DATA / "ranks" / "cl100k_base.tiktoken").is_file():

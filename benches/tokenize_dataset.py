@@ -3,8 +3,8 @@
 written to one flat ``uint16`` ``.bin`` as nanoGPT's ``prepare.py`` does), on the multilingual
 corpus (every Bible and Tatoeba file, blocks of 20 lines per document; benches/corpora.py).
 
-    python benches/tokenize.py                     # the whole corpus, 2 processes / threads
-    python benches/tokenize.py --max-lines 400     # a quick run
+    python benches/tokenize_dataset.py                     # the whole corpus, 2 processes / threads
+    python benches/tokenize_dataset.py --max-lines 400     # a quick run
 
 Both sides use the same tokenizer: one bpekit trains on a sample of the corpus (vocab 16,384,
 o200k pattern) and exports as a Hugging Face ``tokenizer.json``, or a real ``tokenizer.json`` given
@@ -12,7 +12,7 @@ with ``--tokenizer`` (bpekit then runs it as a pipeline: GPT-NeoX's, for example
 same file (one shard of uint16 ids, uint32 past 65,536 ids; no header, no EOS), and the script
 checks that the two files are byte-identical.
 
-    python benches/tokenize.py --tokenizer ../shared/data/hf/gpt-neox-20b.tokenizer.json
+    python benches/tokenize_dataset.py --tokenizer ../shared/data/hf/gpt-neox-20b.tokenizer.json
 Each side runs in its own subprocess and is timed end to end (interpreter start, tokenizer load,
 reading Parquet, encoding, writing). Prints a Markdown table.
 """

@@ -21,8 +21,8 @@ letter repeated, random letters, spaces, digits, CJK, emoji) and of 1 MB of Engl
 time, best of the rounds, for both libraries, bpekit with a new model (an empty chunk cache) for
 each call; each library's time is also given as a multiple of its own English time.
 
-    python benches/sentencepiece.py [--rounds 5] [--max-mb 1] [--models bpe_multi_bytefb_3000 ...]
-    python benches/sentencepiece.py --hostile [--rounds 3] [--models ...]
+    python benches/sentencepiece_speed.py [--rounds 5] [--max-mb 1] [--models bpe_multi_bytefb_3000 ...]
+    python benches/sentencepiece_speed.py --hostile [--rounds 3] [--models ...]
 """
 
 from __future__ import annotations
