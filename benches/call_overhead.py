@@ -21,7 +21,9 @@ public call on a ~200-byte paragraph beside tiktoken's (best of ``--repeat`` x `
 ``--files`` times ``Tokenizer`` loaded from GPT-NeoX's ``tokenizer.json``, two GGUF files and a
 SentencePiece ``.model`` beside ``tokenizers`` and ``sentencepiece``; ``--files-batch N`` their
 batch calls on N threads (lists, flat numpy) beside the peers' (``RAYON_NUM_THREADS=N`` for
-``tokenizers``).
+``tokenizers``). ``--count-batch N`` times the counts of a batch on N threads: ``count_batch``
+beside the lengths of ``encode_batch``'s lists (what tiktoken and ``tokenizers`` offer), for
+cl100k and o200k against tiktoken and for the files of ``--files`` against their peers.
 
     PYTHONPATH=python BPEKIT_DATA_DIR=../shared/data/ranks python benches/call_overhead.py
 """
@@ -264,6 +266,54 @@ def files_batch(threads: int, rounds: int) -> None:
         print(f"| {label} ({peer}) | {' | '.join(f'{c:.1f}' for c in cells)} | {cells[2] / cells[4]:.1f}x |")
 
 
+def count_batches(threads: int, rounds: int) -> None:
+    """MB/s of the token counts of one batch (English and multilingual, 1 MB each, by document):
+    ``count_batch`` against the lengths of ``encode_batch``'s lists, bpekit's and the peer's
+    (tiktoken for cl100k / o200k, on its `num_threads`; ``tokenizers``
+    and ``sentencepiece`` for the files); best of ``rounds``, counts checked equal first."""
+    from harness.local import setup_env
+
+    setup_env(threads)
+    docs = load_corpora(1)
+    print(f"MB/s of one batch's token counts, {threads} thread(s), best of {rounds}")
+    print("| tokenizer | corpus | bpekit count_batch | bpekit len(encode_batch) | peer len(encode_batch) | x peer |")
+    print("|---|---|---|---|---|---|")
+
+    def best(fn, mb: float) -> float:
+        times = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return mb / min(times)
+
+    rows = []
+    try:
+        import tiktoken
+    except ImportError:
+        tiktoken = None
+    for name in ("cl100k_base", "o200k_base"):
+        enc = bpekit.get_encoding(name)
+        peer = tiktoken.get_encoding(name) if tiktoken else None
+        rows.append((name, lambda t, e=enc: e.count_batch(t, num_threads=threads, disallowed_special=()),
+                     lambda t, e=enc: [len(x) for x in e.encode_ordinary_batch(t, num_threads=threads)],
+                     peer and (lambda t, p=peer: [len(x) for x in p.encode_ordinary_batch(t, num_threads=threads)])))
+    for label, path, peer, _, _, peer_batch in file_cases():
+        tok = bpekit.Tokenizer.from_file(path)
+        rows.append((f"{label} ({peer})", lambda t, k=tok: k.count_batch(t, num_threads=threads),
+                     lambda t, k=tok: [len(x) for x in k.encode_batch(t, num_threads=threads)],
+                     lambda t, b=peer_batch: [len(x) for x in b(t, threads)]))
+    for label, ours, lists, peer in rows:
+        for corpus in ("english", "multilingual"):
+            texts = docs[corpus]
+            mb = sum(len(d.encode()) for d in texts) / 1e6
+            want = lists(texts)
+            assert ours(texts) == want and (peer is None or peer(texts) == want), (label, corpus)
+            cells = [best(lambda f=f: f(texts), mb) for f in (ours, lists)] + ([best(lambda: peer(texts), mb)] if peer else [])
+            ratio = f"{cells[0] / cells[2]:.1f}x" if peer else ""
+            print(f"| {label} | {corpus} | {' | '.join(f'{c:.1f}' for c in cells)} | {ratio} |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--encoding", default="o200k_base")
@@ -276,7 +326,11 @@ def main() -> int:
     ap.add_argument("--api", action="store_true", help="only the public calls against tiktoken's (see API)")
     ap.add_argument("--files", action="store_true", help="only Tokenizer from tokenizer.json / .model vs their libraries")
     ap.add_argument("--files-batch", type=int, metavar="THREADS", help="only batches of those files (see files_batch)")
+    ap.add_argument("--count-batch", type=int, metavar="THREADS", help="only count_batch against len(encode_batch) (see count_batches)")
     a = ap.parse_args()
+    if a.count_batch:
+        count_batches(a.count_batch, a.rounds)
+        return 0
     if a.files_batch:
         files_batch(a.files_batch, a.rounds)
         return 0

@@ -271,6 +271,26 @@ class Encoding:
         allowed = self._check_special_batch(texts, allowed_special, disallowed_special)
         return self._core_bpe.encode_batch_lists(texts, threads, allowed, False)
 
+    def count_batch(
+        self,
+        text: list[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[int]:
+        """``[len(ids) for ids in encode_batch(text, ...)]`` without building the lists: the texts
+        are counted in parallel (Rust threads, GIL released), with one reused buffer per thread
+        and no Python object per id. The special-token policy is :meth:`encode`'s."""
+        if (policy := _fast_policy(allowed_special, disallowed_special)) is not None:
+            return self._core_bpe.count_batch(text, num_threads, *_BATCH_ARGS[policy])  # type: ignore[no-any-return]
+        if (only := _only_specials(allowed_special, disallowed_special)) is not None:
+            return self._core_bpe.count_batch(text, num_threads, only, True)  # type: ignore[no-any-return]
+        texts = _check_batch(text)
+        threads = _check_threads(num_threads)
+        allowed = self._check_special_batch(texts, allowed_special, disallowed_special)
+        return self._core_bpe.count_batch(texts, threads, allowed, False)  # type: ignore[no-any-return]
+
     def encode_batch_to_numpy(
         self,
         text: list[str],

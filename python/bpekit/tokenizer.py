@@ -73,6 +73,9 @@ _COUNT_IN_RUST_FROM = 4096
 # Bytes counted per entry of the Python path's piece cache when a budget is set (a str key, a
 # list of ints and the dict's slot): budget // this = the entries it may hold.
 _PY_ENTRY_BYTES = 256
+# What a pipeline's batch call returns (the Rust batches' `out` code): lists of ids, one flat
+# array and offsets, or each text's number of ids.
+LISTS, FLAT, COUNTS = 0, 1, 2
 
 
 def _has_surrogates(text: str) -> bool:
@@ -522,8 +525,35 @@ class Tokenizer:
         texts, num_threads = _check_batch(texts), _check_threads(num_threads)
         around = self._around(add_special_tokens)
         if around is None:  # a post-processor that does more than add ids around the text
-            return [self.post_processor.process(ids) for ids in self._pipeline_batch(texts, num_threads, False)]
-        return self._pipeline_batch(texts, num_threads, False, around)  # type: ignore[no-any-return]
+            return [self.post_processor.process(ids) for ids in self._pipeline_batch(texts, num_threads, LISTS)]
+        return self._pipeline_batch(texts, num_threads, LISTS, around)  # type: ignore[no-any-return]
+
+    def count_batch(
+        self,
+        texts: Sequence[str],
+        add_special_tokens: bool = False,
+        *,
+        num_threads: int = 0,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> list[int]:
+        """The number of ids ``encode_batch`` gives each text, without building the lists. Rank
+        models (:meth:`Encoding.count_batch`), pair-merge pipelines (``tokenizer.json``, GGUF) and
+        SentencePiece models count in Rust on ``num_threads`` threads (0 = one per core),
+        keeping no ids; the ids a post-processor adds around each text (``add_special_tokens``)
+        are counted with them. Other pipelines and post-processors go through ``encode_batch``."""
+        texts, num_threads = _check_batch(texts), _check_threads(num_threads)
+        around = self._around(add_special_tokens)
+        if around is None:
+            return [len(ids) for ids in self.encode_batch(texts, add_special_tokens, num_threads=num_threads,
+                                                          allowed_special=allowed_special,
+                                                          disallowed_special=disallowed_special)]
+        if self.encoding is not None:
+            counts = self.encoding.count_batch(texts, num_threads=num_threads, allowed_special=allowed_special,
+                                               disallowed_special=disallowed_special)
+            extra = len(around[0]) + len(around[1])
+            return [n + extra for n in counts] if extra else counts
+        return self._pipeline_batch(texts, num_threads, COUNTS, around)  # type: ignore[no-any-return]
 
     def encode_to_numpy(
         self,
@@ -568,7 +598,7 @@ class Tokenizer:
             flat, offsets = self.encoding.encode_batch_to_numpy(texts, num_threads=num_threads, allowed_special=allowed_special,
                                                                 disallowed_special=disallowed_special)
             return with_affixes(flat, offsets, *around)
-        return self._pipeline_batch(texts, num_threads, True, around)  # type: ignore[no-any-return]
+        return self._pipeline_batch(texts, num_threads, FLAT, around)  # type: ignore[no-any-return]
 
     def _around(self, add_special_tokens: bool) -> tuple[list[int], list[int]] | None:
         """The ids the post-processor puts before and after a text (none without
@@ -578,32 +608,35 @@ class Tokenizer:
             return [], []
         return affixes(self.post_processor)
 
-    def _pipeline_batch(self, texts: list[str], num_threads: int, flat: bool,
+    def _pipeline_batch(self, texts: list[str], num_threads: int, out: int,
                         around: tuple[list[int], list[int]] = ([], [])) -> Any:
         """A pipeline's ids of ``texts`` (added tokens matched), with ``around``'s ids before and
-        after each text's: lists, or (``flat``) one ``uint32`` array and offsets. In one Rust call
-        where the model is in Rust and its added tokens are cut there (or it has none)."""
+        after each text's, as ``out`` says: lists (``LISTS``), one ``uint32`` array and offsets
+        (``FLAT``), or each text's number of ids (``COUNTS``). In one Rust call where the model is
+        in Rust and its added tokens are cut there (or it has none)."""
         self._refresh()
         fast = self._fast
         if (matchers := self._added_fast) is not None:  # lone surrogates fixed in Rust
-            return fast.encode_added_batch(texts, *matchers, *self._normalize, num_threads, around, flat)
+            return fast.encode_added_batch(texts, *matchers, *self._normalize, num_threads, around, out)
         if fast is not None and self.normalizer is None and not self.added_tokens.strings:
             try:  # each text is one segment
-                return fast.encode_batch(texts, num_threads, around, flat)
+                return fast.encode_batch(texts, num_threads, around, out)
             except UnicodeEncodeError:  # a lone surrogate: the segments below fix it
                 pass
         if fast is not None:
-            out = encode_texts(fast, self._segments, texts, True, num_threads)
+            lists = encode_texts(fast, self._segments, texts, True, num_threads)
         else:
-            out = [self._encode_pipeline(t, True) for t in texts]
+            lists = [self._encode_pipeline(t, True) for t in texts]
         prefix, suffix = around
+        if out == COUNTS:
+            return [len(prefix) + len(ids) + len(suffix) for ids in lists]
         if prefix or suffix:
-            out = [[*prefix, *ids, *suffix] for ids in out]
-        if flat:
+            lists = [[*prefix, *ids, *suffix] for ids in lists]
+        if out == FLAT:
             from bpekit.flat import from_lists
 
-            return from_lists(out)
-        return out
+            return from_lists(lists)
+        return lists
 
     def _segments(self, text: str, match_added: bool) -> list[tuple[str, int | None, bool]]:
         """``(text, None, first)`` runs for the model and ``(content, id, first)`` added tokens."""

@@ -57,10 +57,26 @@ impl Part {
         part
     }
 
-    /// The whole batch (`n` texts, `total` bytes) as one part, encoded on the calling thread with
-    /// the GIL released unless it is short; a panic is caught as the chunked path catches it.
-    pub(super) fn encode_here(py: Python<'_>, n: usize, total: usize, encode: &impl EncodeAt) -> std::thread::Result<Part> {
-        let work = || catch_unwind(AssertUnwindSafe(|| Part::encode(0..n, total, encode)));
+    /// Counts the ids of the texts `range` of the batch: `ends` holds each text's count (not
+    /// where its ids end) and `ids` is left empty (one buffer reused: nothing kept per id).
+    pub(super) fn count(range: std::ops::Range<usize>, encode: &impl EncodeAt) -> Part {
+        let mut part = Part { ids: Vec::new(), ends: Vec::with_capacity(range.len()), fails: Vec::new() };
+        for i in range {
+            part.ids.clear();
+            if let Err(f) = encode(i, &mut part.ids) {
+                part.ids.clear();
+                part.fails.push((i, f));
+            }
+            part.ends.push(part.ids.len() as i64);
+        }
+        part.ids = Vec::new();
+        part
+    }
+
+    /// `make`'s part of a whole batch of `total` bytes, on the calling thread with the GIL
+    /// released unless it is short; a panic is caught as the chunked path catches it.
+    pub(super) fn here(py: Python<'_>, total: usize, make: impl FnOnce() -> Part + Send) -> std::thread::Result<Part> {
+        let work = || catch_unwind(AssertUnwindSafe(make));
         if total < HOLD_GIL_BELOW {
             work()
         } else {
@@ -127,13 +143,35 @@ pub(super) fn around<'a>(prefix: &'a [Rank], suffix: &'a [Rank], encode: impl En
     }
 }
 
-/// [`encode_lists_at`], or (`flat`) [`super::flat::encode_flat_at`]: what a pipeline's batch
-/// call returns.
-pub(super) fn encode_out<'py>(py: Python<'py>, ints: &IdInts, lens: &[usize], threads: usize, flat: bool, encode: impl EncodeAt) -> PyResult<Bound<'py, PyAny>> {
-    if flat {
-        Ok(super::flat::encode_flat_at(py, lens, threads, encode)?.into_pyobject(py)?.into_any())
-    } else {
-        Ok(encode_lists_at(py, ints, lens, threads, encode)?.into_any())
+/// What a batch call returns: lists of ids, one flat array and offsets, or each text's number
+/// of ids (the code Python passes: 0, 1, 2).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Out {
+    Lists,
+    Flat,
+    Counts,
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Out {
+    type Error = PyErr;
+
+    fn extract(ob: Borrowed<'a, 'py, PyAny>) -> PyResult<Out> {
+        match ob.extract::<u8>()? {
+            0 => Ok(Out::Lists),
+            1 => Ok(Out::Flat),
+            2 => Ok(Out::Counts),
+            n => Err(pyo3::exceptions::PyValueError::new_err(format!("batch output code must be 0, 1 or 2, not {n}"))),
+        }
+    }
+}
+
+/// [`encode_lists_at`], [`super::flat::encode_flat_at`] or [`super::flat::count_at`], as `out`
+/// says: what a pipeline's batch call returns.
+pub(super) fn encode_out<'py>(py: Python<'py>, ints: &IdInts, lens: &[usize], threads: usize, out: Out, encode: impl EncodeAt) -> PyResult<Bound<'py, PyAny>> {
+    match out {
+        Out::Flat => Ok(super::flat::encode_flat_at(py, lens, threads, encode)?.into_pyobject(py)?.into_any()),
+        Out::Lists => Ok(encode_lists_at(py, ints, lens, threads, encode)?.into_any()),
+        Out::Counts => Ok(super::flat::count_at(py, lens, threads, encode)?.into_pyobject(py)?.into_any()),
     }
 }
 
@@ -167,7 +205,7 @@ pub fn encode_lists_at<'py>(py: Python<'py>, ints: &IdInts, lens: &[usize], thre
         Ok(())
     };
     if one_chunk(lens, total, threads) {
-        convert(0, Part::encode_here(py, lens.len(), total, &encode))?;
+        convert(0, Part::here(py, total, || Part::encode(0..lens.len(), total, &encode)))?;
     } else {
         let cuts = chunks(lens, total, threads);
         run_shared(py, threads, &cuts, |c| Part::encode(c.start..c.end, c.bytes, &encode), |c, part| convert(c.start, part))?;

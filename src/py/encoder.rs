@@ -1,13 +1,12 @@
 //! `bpekit._core.CoreBPE`: the Rust encoder as seen from Python (`bpekit.Encoding` wraps it).
 
 use super::batch::encode_lists;
-use super::flat::{encode_flat, FlatBatch};
+use super::flat::{count_at, encode_flat, FlatBatch};
 use super::calls::{batch_items, batch_texts, encode_call, text_arg, threads_arg, Fail, Only, Policy};
 use super::ints::IdInts;
 use super::{run, to_py_err};
 use crate::core::CoreBpe;
 use crate::merge::Ranks;
-use crate::parallel;
 use crate::vocab::Rank;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
@@ -313,6 +312,18 @@ impl CoreBPE {
         encode_flat(py, &texts, threads, self.batch_encoder(allowed_special, refuse))
     }
 
+    /// `Encoding.count_batch`, arguments as `encode_batch_lists`: each text's number of ids,
+    /// counted without keeping them.
+    #[pyo3(signature = (texts, num_threads, allowed_special, refuse))]
+    fn count_batch(&self, py: Python<'_>, texts: &Bound<'_, PyAny>, num_threads: &Bound<'_, PyAny>, allowed_special: Option<Vec<String>>, refuse: bool) -> PyResult<Vec<usize>> {
+        let items = batch_items(texts)?;
+        let threads = threads_arg(num_threads)?;
+        let texts = batch_texts(&items)?;
+        let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
+        let encode = self.batch_encoder(allowed_special, refuse);
+        count_at(py, &lens, threads, |i: usize, out: &mut Vec<Rank>| encode(&texts[i], out))
+    }
+
     // ---- encoding, arguments checked by the caller ----
 
     fn encode(&self, py: Python<'_>, text: &str, allowed_special: Option<Vec<String>>) -> PyResult<Vec<Rank>> {
@@ -374,12 +385,6 @@ impl CoreBPE {
     fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>, allowed_special: Option<Vec<String>>, num_threads: usize) -> PyResult<FlatBatch<'py>> {
         let texts = batch_texts(&texts)?;
         encode_flat(py, &texts, num_threads, self.batch_encoder(allowed_special, false))
-    }
-
-    #[pyo3(signature = (texts, allowed_special, num_threads = 0))]
-    fn count_batch(&self, py: Python<'_>, texts: Vec<String>, allowed_special: Option<Vec<String>>, num_threads: usize) -> PyResult<Vec<usize>> {
-        let mask = self.allowed(allowed_special);
-        run(py, || parallel::map(&texts, num_threads, |t| self.core.count(t, &mask)).into_iter().collect())
     }
 
     // ---- decoding ----

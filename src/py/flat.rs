@@ -32,25 +32,37 @@ pub fn encode_flat<'py>(py: Python<'py>, texts: &[Cow<'_, str>], threads: usize,
 /// [`encode_flat`] of a batch given as the texts' lengths in bytes (for chunking) and `encode`,
 /// which encodes the text at an index (as [`super::batch::encode_lists_at`]).
 pub fn encode_flat_at<'py>(py: Python<'py>, lens: &[usize], threads: usize, encode: impl EncodeAt) -> PyResult<FlatBatch<'py>> {
-    let total: usize = lens.iter().sum();
-    let threads = parallel::thread_count(threads);
-    let parts: Vec<std::thread::Result<Part>> = if one_chunk(lens, total, threads) {
-        vec![Part::encode_here(py, lens.len(), total, &encode)]
-    } else {
-        let cuts = chunks(lens, total, threads);
-        let mut done: Vec<(usize, std::thread::Result<Part>)> = Vec::with_capacity(cuts.len());
-        run_shared(py, threads, &cuts, |c| Part::encode(c.start..c.end, c.bytes, &encode), |c, part| {
-            done.push((c.start, part));
-            Ok(())
-        })?;
-        done.sort_unstable_by_key(|&(a, _)| a); // chunks finish in any order: back in text order
-        done.into_iter().map(|(_, part)| part).collect()
-    };
-    assemble(py, lens.len(), parts)
+    let parts = parts_at(py, lens, threads, |range, bytes| Part::encode(range, bytes, &encode))?;
+    assemble(py, lens.len(), succeeded(py, parts)?)
 }
 
-/// The arrays of `parts` (in order, `n` texts in all), or the batch's first failure.
-fn assemble(py: Python<'_>, n: usize, parts: Vec<std::thread::Result<Part>>) -> PyResult<FlatBatch<'_>> {
+/// Each text's number of ids (`len(encode(text))`), counted as [`encode_flat_at`] encodes but
+/// keeping no ids; the first failure (see [`FirstFail`]) is raised instead.
+pub fn count_at(py: Python<'_>, lens: &[usize], threads: usize, encode: impl EncodeAt) -> PyResult<Vec<usize>> {
+    let parts = parts_at(py, lens, threads, |range, _| Part::count(range, &encode))?;
+    Ok(succeeded(py, parts)?.iter().flat_map(|p| p.ends.iter().map(|&n| n as usize)).collect())
+}
+
+/// The batch's texts cut into chunks by bytes and each chunk made into a part by `make(range of
+/// texts, bytes)` on `threads` threads (the calling one among them), in text order.
+fn parts_at(py: Python<'_>, lens: &[usize], threads: usize, make: impl Fn(std::ops::Range<usize>, usize) -> Part + Sync) -> PyResult<Vec<std::thread::Result<Part>>> {
+    let total: usize = lens.iter().sum();
+    let threads = parallel::thread_count(threads);
+    if one_chunk(lens, total, threads) {
+        return Ok(vec![Part::here(py, total, || make(0..lens.len(), total))]);
+    }
+    let cuts = chunks(lens, total, threads);
+    let mut done: Vec<(usize, std::thread::Result<Part>)> = Vec::with_capacity(cuts.len());
+    run_shared(py, threads, &cuts, |c| make(c.start..c.end, c.bytes), |c, part| {
+        done.push((c.start, part));
+        Ok(())
+    })?;
+    done.sort_unstable_by_key(|&(a, _)| a); // chunks finish in any order: back in text order
+    Ok(done.into_iter().map(|(_, part)| part).collect())
+}
+
+/// The parts, or the batch's first failure.
+fn succeeded(py: Python<'_>, parts: Vec<std::thread::Result<Part>>) -> PyResult<Vec<Part>> {
     let mut fail = FirstFail::default();
     let mut ok = Vec::with_capacity(parts.len());
     for part in parts {
@@ -64,9 +76,14 @@ fn assemble(py: Python<'_>, n: usize, parts: Vec<std::thread::Result<Part>>) -> 
             }
         }
     }
-    if let Some(e) = fail.into_err(py) {
-        return Err(e);
+    match fail.into_err(py) {
+        Some(e) => Err(e),
+        None => Ok(ok),
     }
+}
+
+/// The arrays of the parts `ok` (in order, `n` texts in all).
+fn assemble(py: Python<'_>, n: usize, mut ok: Vec<Part>) -> PyResult<FlatBatch<'_>> {
     let mut offsets = Vec::with_capacity(n + 1);
     offsets.push(0i64);
     let mut base = 0i64;

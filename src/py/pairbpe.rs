@@ -126,9 +126,10 @@ impl PairBPE {
 
     /// `encode_added` of each text, in parallel (`num_threads` 0 = one per core): the raw cut
     /// and the normalizer on the calling thread, the rest on the batch's threads; `around`'s ids
-    /// before and after each text's. Lists, or (`flat`) one `uint32` array and `int64` offsets
-    /// (`len(texts) + 1`: the ids of text `i` are `flat[offsets[i]:offsets[i + 1]]`).
-    #[pyo3(signature = (texts, raw, norm, normalize = None, ascii_invariant = false, num_threads = 0, around = (Vec::new(), Vec::new()), flat = false))]
+    /// before and after each text's. As `out` ([`batch::Out`]) says: lists, one `uint32` array and
+    /// `int64` offsets (`len(texts) + 1`: the ids of text `i` are `flat[offsets[i]:offsets[i + 1]]`),
+    /// or each text's number of ids.
+    #[pyo3(signature = (texts, raw, norm, normalize = None, ascii_invariant = false, num_threads = 0, around = (Vec::new(), Vec::new()), out = batch::Out::Lists))]
     #[allow(clippy::too_many_arguments)]
     fn encode_added_batch<'py>(
         &self,
@@ -140,13 +141,13 @@ impl PairBPE {
         ascii_invariant: bool,
         num_threads: usize,
         around: (Vec<u32>, Vec<u32>),
-        flat: bool,
+        out: batch::Out,
     ) -> PyResult<Bound<'py, PyAny>> {
         let texts = batch_texts(&texts)?; // lone surrogates fixed as tiktoken does
         let (prepared, lens) = prepare_batch(py, &texts, raw.as_deref(), normalize.as_ref(), ascii_invariant)?;
         let norm = norm.as_deref();
         let encode = |i: usize, out: &mut Vec<u32>| self.encode_prepared(&prepared[i], norm, out).map_err(Fail::Core);
-        batch::encode_out(py, &self.ints, &lens, num_threads, flat, batch::around(&around.0, &around.1, encode))
+        batch::encode_out(py, &self.ints, &lens, num_threads, out, batch::around(&around.0, &around.1, encode))
     }
 
     /// Sets the per-thread piece cache budget in bytes (0 = off) and empties every thread's cache.
@@ -181,12 +182,12 @@ impl PairBPE {
     }
 
     /// `encode` of each text, in parallel (`num_threads` 0 = one per core); `around`'s ids before
-    /// and after each text's; lists, or (`flat`) one array and offsets.
-    #[pyo3(signature = (texts, num_threads = 0, around = (Vec::new(), Vec::new()), flat = false))]
-    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<String>, num_threads: usize, around: (Vec<u32>, Vec<u32>), flat: bool) -> PyResult<Bound<'py, PyAny>> {
+    /// and after each text's; lists, one array and offsets, or counts (`out`).
+    #[pyo3(signature = (texts, num_threads = 0, around = (Vec::new(), Vec::new()), out = batch::Out::Lists))]
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<String>, num_threads: usize, around: (Vec<u32>, Vec<u32>), out: batch::Out) -> PyResult<Bound<'py, PyAny>> {
         let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
         let encode = |i: usize, out: &mut Vec<u32>| self.model.encode_into(&texts[i], out).map_err(Fail::Core);
-        batch::encode_out(py, &self.ints, &lens, num_threads, flat, batch::around(&around.0, &around.1, encode))
+        batch::encode_out(py, &self.ints, &lens, num_threads, out, batch::around(&around.0, &around.1, encode))
     }
 }
 

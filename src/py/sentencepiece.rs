@@ -145,21 +145,21 @@ impl SentencePieceCore {
     }
 
     /// `encode` of each text (`str` or `bytes`), in parallel (`num_threads` 0 = one per core);
-    /// `around`'s ids before and after each text's; lists (made while the pool encodes), or
-    /// (`flat`) one `uint32` array and `int64` offsets (`len(texts) + 1`).
-    #[pyo3(signature = (texts, num_threads = 0, around = (Vec::new(), Vec::new()), flat = false))]
+    /// `around`'s ids before and after each text's; lists (made while the pool encodes), one
+    /// `uint32` array and `int64` offsets (`len(texts) + 1`), or counts, as `out` says.
+    #[pyo3(signature = (texts, num_threads = 0, around = (Vec::new(), Vec::new()), out = batch::Out::Lists))]
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
         texts: Vec<Bound<'py, PyAny>>,
         num_threads: usize,
         around: (Vec<u32>, Vec<u32>),
-        flat: bool,
+        out: batch::Out,
     ) -> PyResult<Bound<'py, PyAny>> {
         check_sizes(py, &texts)?;
         let data = texts.iter().map(text_bytes).collect::<PyResult<Vec<&[u8]>>>()?;
         let lens: Vec<usize> = data.iter().map(|d| d.len()).collect();
         let encode = |i: usize, out: &mut Vec<u32>| self.model.encode_into(data[i], out).map_err(Fail::Core);
-        batch::encode_out(py, &self.ints, &lens, num_threads, flat, batch::around(&around.0, &around.1, encode))
+        batch::encode_out(py, &self.ints, &lens, num_threads, out, batch::around(&around.0, &around.1, encode))
     }
 }

@@ -53,6 +53,25 @@ def test_count_and_total(cli, enc, monkeypatch):
     assert cli("count", TEXT, "-e", ENC, "--allow-special").out.strip() == str(len(enc.encode(TEXT, allowed_special="all")))
 
 
+def test_count_of_many_lines_in_batches(cli, enc, tmp_path, monkeypatch):
+    """``--lines`` counts go through ``count_batch`` in batches: each line's count, in order,
+    across batch edges; a refused special token in a later batch still stops the command."""
+    from bpekit.cli import text as text_cli
+
+    monkeypatch.setattr(text_cli, "_COUNT_BATCH_DOCS", 7)
+    lines = [f"line {i} " + "word " * (i % 13) for i in range(50)]
+    doc = tmp_path / "lines.txt"
+    doc.write_text("\n".join(lines), encoding="utf-8")
+    r = cli("count", "-f", str(doc), "-e", ENC, "--lines", "--json")
+    got = json_lines(r.out)
+    assert [g["count"] for g in got] == [enc.count(t) for t in lines]
+    assert [g["source"] for g in got] == [f"{doc}:{i}" for i in range(1, 51)]
+    assert cli("count", "-f", str(doc), "-e", ENC, "--lines", "--total").out.strip() == str(sum(enc.count(t) for t in lines))
+    doc.write_text("\n".join(lines + ["x <|endoftext|>"]), encoding="utf-8")
+    r = cli("count", "-f", str(doc), "-e", ENC, "--lines")
+    assert r.code == 1 and "disallowed special token" in r.error_line
+
+
 def test_decode_ids_and_json_arrays(cli, enc, monkeypatch):
     ids = enc.encode("hello world")
     assert cli("decode", *map(str, ids), "-e", ENC).out == "hello world\n"
@@ -104,6 +123,7 @@ def test_a_tokenizer_file_as_the_encoding(cli, tmp_path):
     assert tok.token_to_id("<|begin_of_text|>") not in ordinary
     assert tok.decode(ordinary) == text
     assert cli("count", "hello world", "-e", str(gguf)).out.split() == [str(len(tok.encode("hello world")))]
+    assert cli("count", "hello world", "a b", "-e", str(gguf)).out.split() == [str(len(tok.encode(t))) for t in ("hello world", "a b")]
     assert cli("truncate", "-n", "2", "hello there my friend", "-e", str(gguf)).out == "hello there"
     assert cli("decode", *map(str, tok.encode("hello world")), "-e", str(gguf)).out == "hello world\n"
     trained = tmp_path / "tok.json"

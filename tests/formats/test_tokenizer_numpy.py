@@ -1,5 +1,5 @@
-"""``Tokenizer.encode_to_numpy`` / ``encode_batch_to_numpy`` on every real tokenizer file: the same
-ids as ``encode`` / ``encode_batch``, with and without the post-processor, against Hugging Face's
+"""``Tokenizer.encode_to_numpy`` / ``encode_batch_to_numpy`` / ``count_batch`` on every real
+tokenizer file: the same ids (and counts) as ``encode`` / ``encode_batch``, with and without the post-processor, against Hugging Face's
 ``tokenizers`` where it reads the file; and the helpers that add ids around texts."""
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ def test_batch_to_numpy_equals_encode_batch(tokenizers, english, add_special_tok
         assert offsets[0] == 0 and offsets[-1] == len(flat)
         assert _rows(flat, offsets) == tok.encode_batch(texts, add_special_tokens, num_threads=threads)
         assert _rows(flat, offsets) == [tok.encode(t, add_special_tokens) for t in texts]
+        assert tok.count_batch(texts, add_special_tokens, num_threads=threads) == np.diff(offsets).tolist()
 
 
 @pytest.mark.parametrize("add_special_tokens", [False, True])
@@ -86,6 +87,8 @@ def test_the_template_adds_its_ids_in_numpy(tokenizers) -> None:
     flat, offsets = llama3.encode_batch_to_numpy(["a", "", "b c"], True)
     assert flat[offsets[:-1]].tolist() == [bos] * 3
     assert np.diff(offsets).tolist() == [2, 1, 3]
+    assert llama3.count_batch(["a", "", "b c"], True) == [2, 1, 3]
+    assert llama3.count_batch(["a", "", "b c"]) == [1, 0, 2]
 
 
 def test_neox_against_hugging_face(english) -> None:
@@ -118,6 +121,10 @@ def test_a_rank_model_goes_to_its_encoding(cl100k) -> None:
     assert _rows(flat, offsets) == enc.encode_batch(texts, allowed_special="all")
     with pytest.raises(ValueError, match="endoftext"):  # tiktoken's policy, as encode_batch
         tok.encode_batch_to_numpy(texts)
+    with pytest.raises(ValueError, match="endoftext"):
+        tok.count_batch(texts)
+    assert tok.count_batch(texts, allowed_special="all") == [len(ids) for ids in enc.encode_batch(texts, allowed_special="all")]
+    assert enc.count_batch(texts, disallowed_special=()) == [len(ids) for ids in enc.encode_batch(texts, disallowed_special=())]
     assert tok.encode_to_numpy("hi there").tolist() == enc.encode("hi there")
 
 
@@ -136,6 +143,7 @@ def test_a_post_processor_that_does_more_runs_per_text(tokenizers) -> None:
         assert processors.affixes(tok.post_processor) is None
         flat, offsets = tok.encode_batch_to_numpy(["hello world", "", "x"], True)
         assert _rows(flat, offsets) == [[7, *reversed(tok.encode("hello world"))], [7], [7, *tok.encode("x")]]
+        assert tok.count_batch(["hello world", "", "x"], True) == np.diff(offsets).tolist()
     finally:
         tok.post_processor = before
 
@@ -158,16 +166,18 @@ def test_affixes_of_each_processor() -> None:
 
 def test_bad_batches_are_typed_errors(tokenizers) -> None:
     tok = tokenizers[0]
-    for bad in ["a string", b"bytes", ["ok", 3], None]:
-        with pytest.raises(InputTypeError):
-            tok.encode_batch_to_numpy(bad)  # type: ignore[arg-type]
-    for threads in [-1, 1.5, True]:
-        with pytest.raises(InputTypeError):
-            tok.encode_batch_to_numpy(["a"], num_threads=threads)  # type: ignore[arg-type]
+    for call in (tok.encode_batch_to_numpy, tok.count_batch):
+        for bad in ["a string", b"bytes", ["ok", 3], None]:
+            with pytest.raises(InputTypeError):
+                call(bad)  # type: ignore[arg-type]
+        for threads in [-1, 1.5, True]:
+            with pytest.raises(InputTypeError):
+                call(["a"], num_threads=threads)  # type: ignore[arg-type]
     with pytest.raises(InputTypeError):
         tok.encode_to_numpy(b"bytes")  # type: ignore[arg-type]
     flat, offsets = tok.encode_batch_to_numpy([])
     assert flat.tolist() == [] and offsets.tolist() == [0]
+    assert tok.count_batch([]) == []
 
 
 ids_lists = st.lists(st.lists(st.integers(0, 2**32 - 1), max_size=6), max_size=8)
@@ -206,6 +216,7 @@ def test_a_python_model_and_the_segments_path() -> None:
     assert [tok.encode(t, True) for t in texts] == want
     assert tok.encode_batch(texts, True) == want
     assert _rows(*tok.encode_batch_to_numpy(texts, True)) == want
+    assert tok.count_batch(texts, True) == [6, 2, 1] and tok.count_batch(texts) == [5, 1, 0]
     assert tok.encode_batch(texts) == [w[1:] for w in want]
 
 

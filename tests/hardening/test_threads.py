@@ -78,7 +78,7 @@ def test_shared_encoding_under_thread_stress() -> None:
     def call(i: int) -> tuple[bool, str]:
         j = i % len(texts)
         t = texts[j]
-        op = i % 6
+        op = i % 7
         if op == 0:
             ok = enc.encode(t, disallowed_special=()) == want[j]
         elif op == 1:
@@ -89,6 +89,8 @@ def test_shared_encoding_under_thread_stress() -> None:
             ok = enc.encode_to_numpy(t, disallowed_special=()).tolist() == want[j]
         elif op == 4:
             ok = enc.encode_batch(texts, num_threads=2, disallowed_special=()) == want
+        elif op == 5:
+            ok = enc.count_batch(texts, num_threads=2, disallowed_special=()) == [len(w) for w in want]
         else:
             ok = enc.decode_bytes(want[j]) == want_bytes[j]
         return ok, f"op {op} text {j}"
@@ -109,7 +111,7 @@ def test_shared_encoding_under_thread_stress() -> None:
 
 def test_shared_pipeline_tokenizer_under_thread_stress() -> None:
     """One GPT-NeoX ``tokenizer.json`` pipeline shared by 8 threads from its first call: single
-    encodes, decodes and batches (lists and flat numpy) of text with long pieces (random letters of several scripts,
+    encodes, decodes and batches (lists, flat numpy and counts) of text with long pieces (random letters of several scripts,
     digits) and runs of its added space tokens, so that the linear merge's tables (over a piece's
     bytes, then the full ones past 256 kB) are built while other threads encode, and its added
     tokens reassigned now and then (the bound calls dropped and made again). Every result is
@@ -135,6 +137,8 @@ def test_shared_pipeline_tokenizer_under_thread_stress() -> None:
         if i % 8 == 7:
             flat, offsets = tok.encode_batch_to_numpy(texts, num_threads=2)
             return [flat[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want, "flat batch"
+        if i % 16 == 5:
+            return tok.count_batch(texts, num_threads=2) == [len(w) for w in want], "count batch"
         if i % 4 == 3:
             return tok.encode_batch(texts, num_threads=2) == want, "batch"
         if i % 4 == 2:

@@ -1,8 +1,8 @@
 """Batches cut into chunks and run on several threads, the calling thread one of them
 (src/py/chunks.rs), against one call per text.
 
-List batches (``encode_batch``, ``encode_ordinary_batch``) and flat numpy batches
-(``encode_batch_to_numpy``) must give each text's ids in order, whatever the batch's shape: empty,
+List batches (``encode_batch``, ``encode_ordinary_batch``), flat numpy batches
+(``encode_batch_to_numpy``) and counts (``count_batch``: the lists' lengths) must give each text's ids in order, whatever the batch's shape: empty,
 one text, empty texts among others, one huge text, texts exactly at the chunk size, fewer texts
 than threads, more threads than cores, long texts after short ones (each starts a chunk of its own),
 over a dozen chunks; an error in the first, a middle or the last chunk must be the one the general
@@ -104,8 +104,14 @@ def outcome(fn, *args, **kwargs):
     return ("ok", flat_as_lists(*r) if isinstance(r, tuple) else r)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 5, 0])
+def test_counts_of_every_shape_are_the_lengths(enc: bpekit.Encoding, expected: dict, threads: int) -> None:
+    for name, texts in shapes().items():
+        assert enc.count_batch(texts, num_threads=threads) == [len(ids) for ids in expected[name]], name
+
+
 @pytest.mark.parametrize("threads", [2, 3])
-@pytest.mark.parametrize("method", ["encode_batch", "encode_batch_to_numpy"])
+@pytest.mark.parametrize("method", ["encode_batch", "encode_batch_to_numpy", "count_batch"])
 def test_an_error_anywhere_is_the_general_paths(enc: bpekit.Encoding, method: str, threads: int) -> None:
     texts = shapes()["many"]
     fn = getattr(enc, method)
@@ -115,7 +121,10 @@ def test_an_error_anywhere_is_the_general_paths(enc: bpekit.Encoding, method: st
         assert fast[0] == "err" and fast == outcome(fn, batch, num_threads=threads, allowed_special=())
     two = texts[:10] + ["<|fim|>"] + texts[10:400] + ["<|end|>"] + texts[400:]
     assert "<|fim|>" in outcome(fn, two, num_threads=threads)[2]  # the first by index, not by chunk
-    assert outcome(fn, texts, num_threads=threads) == ("ok", [enc.encode(t) for t in texts])  # still works
+    want = [enc.encode(t) for t in texts]
+    if method == "count_batch":
+        want = [len(ids) for ids in want]  # type: ignore[misc]
+    assert outcome(fn, texts, num_threads=threads) == ("ok", want)  # still works
 
 
 @pytest.mark.parametrize("method", ["encode_ordinary_batch", "encode_batch_to_numpy"])

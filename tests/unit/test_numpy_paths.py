@@ -92,6 +92,9 @@ def test_flat_batches_match_the_lists(enc: bpekit.Encoding, threads: int, policy
         assert (flat.tolist(), offsets.tolist()) == flat_reference(enc, list(batch), **general)
         g_flat, g_offsets = enc.encode_batch_to_numpy(batch, num_threads=threads, **general)
         assert (flat.tolist(), offsets.tolist()) == (g_flat.tolist(), g_offsets.tolist())
+        counts = np.diff(offsets).tolist()
+        assert enc.count_batch(batch, num_threads=threads, **fast) == counts
+        assert enc.count_batch(batch, num_threads=threads, **general) == counts
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -103,13 +106,13 @@ def test_flat_batch_errors_match_the_general_path(enc: bpekit.Encoding, threads:
         clean[:1500] + ["x <|fim|>"] + clean[1500:] + ["<|end|>"],
         clean + [b"bytes"], clean[:3] + [None] + clean, "not a list", iter(clean), None,
     ]
-    for ts in cases:
-        fast = outcome(enc.encode_batch_to_numpy, ts, num_threads=threads)
-        assert fast == outcome(enc.encode_batch_to_numpy, ts, num_threads=threads, allowed_special=())
-        assert fast[0] == "err"
-    for bad in (-1, 1.5, True, "2", None):
-        assert outcome(enc.encode_batch_to_numpy, clean, num_threads=bad) == outcome(
-            enc.encode_batch_to_numpy, clean, num_threads=bad, allowed_special=())
+    for fn in (enc.encode_batch_to_numpy, enc.count_batch):
+        for ts in cases:
+            fast = outcome(fn, ts, num_threads=threads)
+            assert fast == outcome(fn, ts, num_threads=threads, allowed_special=())
+            assert fast[0] == "err"
+        for bad in (-1, 1.5, True, "2", None):
+            assert outcome(fn, clean, num_threads=bad) == outcome(fn, clean, num_threads=bad, allowed_special=())
 
 
 def test_flat_batch_size_limit(enc: bpekit.Encoding) -> None:
@@ -117,9 +120,10 @@ def test_flat_batch_size_limit(enc: bpekit.Encoding) -> None:
     try:
         bpekit.set_limits(max_input_bytes=1000)
         for batch in (["a" * 500, "a" * 500], ["a" * 500, "a" * 501], ["é" * 300, "x"]):
-            fast = outcome(enc.encode_batch_to_numpy, batch)
-            assert fast == outcome(enc.encode_batch_to_numpy, batch, allowed_special=())
-            assert (fast[0] == "err") == (sum(len(t.encode()) for t in batch) > 1000)
+            for fn in (enc.encode_batch_to_numpy, enc.count_batch):
+                fast = outcome(fn, batch)
+                assert fast == outcome(fn, batch, allowed_special=())
+                assert (fast[0] == "err") == (sum(len(t.encode()) for t in batch) > 1000)
     finally:
         bpekit.set_limits(**before)
 

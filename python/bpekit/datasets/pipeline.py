@@ -22,7 +22,7 @@ from bpekit.datasets.progress import TokenizeBar, Tracker
 from bpekit.datasets.writer import ShardWriter, with_specials
 from bpekit.encoding import Encoding
 from bpekit.errors import UsageError
-from bpekit.tokenizer import Tokenizer
+from bpekit.tokenizer import FLAT, Tokenizer
 from bpekit.train.sources import prefetched
 
 ENGINES = ("local", "ray")
@@ -47,7 +47,7 @@ def encode_documents(encoder: Encoding | Tokenizer, docs: list[str], threads: in
     """
     if isinstance(encoder, Encoding):
         return encoder._core_bpe.encode_batch_flat(docs, [], threads)  # type: ignore[no-any-return]
-    return encoder._pipeline_batch(docs, threads, True)  # type: ignore[no-any-return]
+    return encoder._pipeline_batch(docs, threads, FLAT)  # type: ignore[no-any-return]
 
 
 def tokenize(
