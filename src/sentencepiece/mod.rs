@@ -54,12 +54,12 @@ pub type MergeablePiece = (String, u32, i32, u8);
 pub struct SentencePiece {
     normalizer: Normalizer,
     bpe: Bpe,
-    /// Where the text may be cut into parts that merge alone; `None` with UNUSED pieces.
-    cuts: Option<Cuts>,
+    /// Where the text may be cut into parts that merge alone, and the chunks that are one piece
+    /// once their merge is known to give it ([`Tokens`]); `None` with UNUSED pieces (the text
+    /// is merged whole, so neither is built).
+    chunks: Option<(Cuts, Tokens)>,
     /// This model's chunk caches (one per thread): their identity and byte budget.
     cache: CacheSlot,
-    /// Chunks that are one piece, once their merge is known to give it ([`Tokens`]).
-    tokens: Tokens,
 }
 
 /// Unknown runs across the cuts between parts: without byte fallback a run of unknown symbols is
@@ -131,10 +131,11 @@ impl SentencePiece {
         let charsmap = charsmap.map(CharsMap::new).transpose()?;
         let normalizer = Normalizer::new(charsmap, UserDefined::new(user_defined.iter().map(|p| p.as_bytes())), options);
         let bpe = Bpe::new(table, unk_id, byte_ids, UserDefined::new(user_defined.iter().map(|p| p.as_bytes())));
-        let cuts = (!bpe.has_unused()).then(|| Cuts::new(bpe.pieces()));
-        let n = bpe.piece_ids().map(|(_, id)| id as usize + 1).max().unwrap_or(0);
-        let tokens = Tokens::new(bpe.piece_ids().filter(|(p, _)| p.len() > 1), n);
-        Ok(SentencePiece { normalizer, bpe, cuts, cache: CacheSlot::new(cache::BYTES_BUDGET), tokens })
+        let chunks = (!bpe.has_unused()).then(|| {
+            let n = bpe.piece_ids().map(|(_, id)| id as usize + 1).max().unwrap_or(0);
+            (Cuts::new(bpe.pieces()), Tokens::new(bpe.piece_ids().filter(|(p, _)| p.len() > 1), n))
+        });
+        Ok(SentencePiece { normalizer, bpe, chunks, cache: CacheSlot::new(cache::BYTES_BUDGET) })
     }
 
     /// The normalized text of `data` (malformed UTF-8 allowed: each bad byte is U+FFFD).
@@ -168,7 +169,7 @@ impl SentencePiece {
 
     /// The ids of already normalized text, appended to `ids`.
     pub fn encode_normalized(&self, text: &[u8], ids: &mut Vec<u32>) {
-        let Some(cuts) = &self.cuts else {
+        let Some((cuts, tokens)) = &self.chunks else {
             let mut scratch = Scratch::default();
             self.bpe.segment(text, &mut scratch);
             self.bpe.finish(text, &scratch.segment, ids, None);
@@ -184,7 +185,7 @@ impl SentencePiece {
                 } else {
                     // a chunk that is one piece, once known to merge into it, from `tokens`
                     // (learnt from the chunk's own ids, before the unk runs join)
-                    self.tokens.encode(chunk, ids, |ids| {
+                    tokens.encode(chunk, ids, |ids| {
                         if let Some(found) = cache.as_deref().and_then(|c| c.get(chunk)) {
                             ids.extend_from_slice(found);
                         } else {
@@ -204,7 +205,7 @@ impl SentencePiece {
     /// The ids of `data` with each one's span of the normalized text (for piece strings), merged
     /// chunk by chunk as [`Self::encode`] merges (without its cache).
     pub fn encode_spans(&self, data: &[u8]) -> Result<Encoded> {
-        self.spans(data, self.cuts.as_ref())
+        self.spans(data, self.chunks.as_ref().map(|(cuts, _)| cuts))
     }
 
     /// As [`Self::encode_spans`] with one merge over the whole text: the reference the chunked
@@ -403,8 +404,18 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(m.encode(b"ab b ab").unwrap(), vec![3, 1, 2, 4, 3, 1, 2]);
         }
-        assert!(matches!(m.tokens.find("▁b".as_bytes()), Some(crate::merge::tokens::Whole::Alone(4))));
-        assert!(m.tokens.find("▁ab".as_bytes()).is_none(), "its merge gives other ids");
+        let tokens = &m.chunks.as_ref().expect("no UNUSED piece: chunks").1;
+        assert!(matches!(tokens.find("▁b".as_bytes()), Some(crate::merge::tokens::Whole::Alone(4))));
+        assert!(tokens.find("▁ab".as_bytes()).is_none(), "its merge gives other ids");
+    }
+
+    /// A model with an UNUSED piece merges its text whole: it builds neither the cut tables
+    /// nor the table of one-piece chunks (only chunks read it), and still encodes.
+    #[test]
+    fn unused_pieces_build_no_chunk_tables() {
+        let m = model(&[("a", 0.0, NORMAL), ("b", 0.0, NORMAL), ("▁", 0.0, NORMAL), ("▁b", -1.0, NORMAL), ("ab", -2.0, UNUSED)], false, OPTIONS);
+        assert!(m.chunks.is_none());
+        assert_eq!(m.encode(b"b b").unwrap(), vec![4, 4]);
     }
 
     #[test]
