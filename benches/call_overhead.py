@@ -230,6 +230,16 @@ def files(number: int, repeat: int) -> None:
             print(f"| {label} ({peer}) | `{name}` | {t[0]:.2f} | {t[1]:.2f} | {t[1] / t[0]:.2f}x |")
 
 
+def best_mbps(fn, mb: float, rounds: int) -> float:
+    """MB/s of the fastest of ``rounds`` calls of ``fn`` over ``mb`` megabytes."""
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return mb / min(times)
+
+
 def files_batch(threads: int, rounds: int) -> None:
     """MB/s of one batch call over the English corpus sample (1 MB, by paragraph) for each file of
     :func:`file_cases`: ``Tokenizer.encode_batch`` (lists; and with the post-processor's ids, Llama
@@ -241,12 +251,7 @@ def files_batch(threads: int, rounds: int) -> None:
     mb = sum(len(d.encode()) for d in docs) / 1e6
 
     def best(fn) -> float:
-        times = []
-        for _ in range(rounds):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        return mb / min(times)
+        return best_mbps(fn, mb, rounds)
 
     print(f"MB/s of one batch call, {mb:.2f} MB of English in {len(docs):,} documents, {threads} thread(s), best of {rounds}")
     print("| file | bpekit lists | bpekit lists, add_special_tokens | bpekit flat numpy | peer lists | peer lists -> numpy | flat x peer -> numpy |")
@@ -279,14 +284,6 @@ def count_batches(threads: int, rounds: int) -> None:
     print("| tokenizer | corpus | bpekit count_batch | bpekit len(encode_batch) | peer len(encode_batch) | x peer |")
     print("|---|---|---|---|---|---|")
 
-    def best(fn, mb: float) -> float:
-        times = []
-        for _ in range(rounds):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        return mb / min(times)
-
     rows = []
     try:
         import tiktoken
@@ -309,7 +306,7 @@ def count_batches(threads: int, rounds: int) -> None:
             mb = sum(len(d.encode()) for d in texts) / 1e6
             want = lists(texts)
             assert ours(texts) == want and (peer is None or peer(texts) == want), (label, corpus)
-            cells = [best(lambda f=f: f(texts), mb) for f in (ours, lists)] + ([best(lambda: peer(texts), mb)] if peer else [])
+            cells = [best_mbps(lambda f=f: f(texts), mb, rounds) for f in (ours, lists)] + ([best_mbps(lambda: peer(texts), mb, rounds)] if peer else [])
             ratio = f"{cells[0] / cells[2]:.1f}x" if peer else ""
             print(f"| {label} | {corpus} | {' | '.join(f'{c:.1f}' for c in cells)} | {ratio} |")
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bpekit.errors import UsageError
+from bpekit.train.sources import batched
 
 
 def _encoding(name: str):  # noqa: ANN202
@@ -168,24 +169,11 @@ _COUNT_BATCH_BYTES = 1 << 22
 _COUNT_BATCH_DOCS = 1 << 16
 
 
-def _batches(documents: Iterator[tuple[str, str]]) -> Iterator[list[tuple[str, str]]]:
-    batch: list[tuple[str, str]] = []
-    size = 0
-    for label, text in documents:
-        batch.append((label, text))
-        size += len(text)
-        if size >= _COUNT_BATCH_BYTES or len(batch) >= _COUNT_BATCH_DOCS:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
-
-
 def run_count(args: argparse.Namespace) -> int:
     enc = _encoding(args.encoding)
     total = 0
     policy = _policy(args)
-    for batch in _batches(_documents(args)):
+    for batch in batched(_documents(args), _COUNT_BATCH_BYTES, _COUNT_BATCH_DOCS, size=lambda doc: len(doc[1])):
         counts = enc.count_batch([text for _, text in batch], **policy)  # (no list built)
         total += sum(counts)
         if args.total:

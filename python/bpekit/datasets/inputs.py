@@ -24,6 +24,7 @@ from bpekit.train.sources import (
     PARQUET,
     ReadOptions,
     _suffixes,
+    batched,
     expand_path,
     items,
     open_binary,
@@ -117,24 +118,11 @@ def text_documents(stream: BinaryIO, lines: bool) -> Iterator[str]:
                 yield line
 
 
-def _batched(docs: Iterator[str]) -> Iterator[list[str]]:
-    batch: list[str] = []
-    size = 0
-    for d in docs:
-        batch.append(d)
-        size += len(d)
-        if size >= BATCH_BYTES or len(batch) >= BATCH_DOCS:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
-
-
 def source_batches(source: Source, opts: ReadOptions) -> Iterator[list[str]]:
     """Batches of the non-empty documents of one input, in order."""
     if source.kind in ("text", "lines"):
         with open_binary(Path(source.path)) as f:
-            yield from _batched(text_documents(f, source.kind == "lines"))
+            yield from batched(text_documents(f, source.kind == "lines"), BATCH_BYTES, BATCH_DOCS)
     elif source.kind == "hf":
         ds = load_hf_dataset(source.path, source.split or "train")
         if opts.column not in ds.column_names:

@@ -23,16 +23,17 @@ import lzma
 import os
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from bpekit.errors import DataNotFoundError, FormatError
 
 BLOCK_BYTES = 4 << 20  # bytes per read from a text file (the counter splits it among threads)
 BATCH_BYTES = 4 << 20  # characters of documents per call into the counter
 BATCH_DOCS = 100_000
+T = TypeVar("T")
 COMPRESSED = (".gz", ".zst", ".zstd", ".bz2", ".xz")
 JSONL = (".jsonl", ".ndjson")
 PARQUET = (".parquet",)
@@ -151,16 +152,24 @@ def items(source: Path | Iterable[Any], opts: ReadOptions) -> Iterator[Item]:
     yield ("end", None)
 
 
-def _batches(docs: Iterator[str]) -> Iterator[Item]:
-    batch: list[str] = []
-    size = 0
+def batched(docs: Iterable[T], most_bytes: int = BATCH_BYTES, most_docs: int = BATCH_DOCS,
+            size: Callable[[T], int] = len) -> Iterator[list[T]]:
+    """``docs`` in order, in runs that end once they reach ``most_bytes`` (as ``size`` counts a
+    document: its characters by default) or ``most_docs`` documents."""
+    batch: list[T] = []
+    total = 0
     for d in docs:
         batch.append(d)
-        size += len(d)
-        if size >= BATCH_BYTES or len(batch) >= BATCH_DOCS:
-            yield ("docs", batch)
-            batch, size = [], 0
+        total += size(d)
+        if total >= most_bytes or len(batch) >= most_docs:
+            yield batch
+            batch, total = [], 0
     if batch:
+        yield batch
+
+
+def _batches(docs: Iterator[str]) -> Iterator[Item]:
+    for batch in batched(docs):
         yield ("docs", batch)
 
 
