@@ -1,7 +1,8 @@
 //! `bpekit._core.CoreBPE`: the Rust encoder as seen from Python (`bpekit.Encoding` wraps it).
 
 use super::batch::encode_lists;
-use super::flat::{count_at, encode_flat, FlatBatch};
+use super::batch::around as around_ids;
+use super::flat::{count_at, encode_flat, encode_flat_at, FlatBatch};
 use super::calls::{batch_items, batch_texts, encode_call, text_arg, threads_arg, Fail, Only, Policy};
 use super::ints::IdInts;
 use super::{run, to_py_err};
@@ -379,12 +380,22 @@ impl CoreBPE {
         run(py, || self.core.pretokenizer.split(text))
     }
 
-    /// Encodes a batch into one flat uint32 array plus int64 offsets (len = n + 1); arguments
-    /// checked by the caller (lone surrogates are fixed here).
-    #[pyo3(signature = (texts, allowed_special, num_threads = 0))]
-    fn encode_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>, allowed_special: Option<Vec<String>>, num_threads: usize) -> PyResult<FlatBatch<'py>> {
+    /// Encodes a batch into one flat uint32 array plus int64 offsets (len = n + 1), `around`'s
+    /// ids before and after each text's (a dataset's BOS / EOS); arguments checked by the caller
+    /// (lone surrogates are fixed here).
+    #[pyo3(signature = (texts, allowed_special, num_threads = 0, around = (Vec::new(), Vec::new())))]
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        allowed_special: Option<Vec<String>>,
+        num_threads: usize,
+        around: (Vec<Rank>, Vec<Rank>),
+    ) -> PyResult<FlatBatch<'py>> {
         let texts = batch_texts(&texts)?;
-        encode_flat(py, &texts, num_threads, self.batch_encoder(allowed_special, false))
+        let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
+        let encode = self.batch_encoder(allowed_special, false);
+        encode_flat_at(py, &lens, num_threads, around_ids(&around.0, &around.1, |i: usize, out: &mut Vec<Rank>| encode(&texts[i], out)))
     }
 
     // ---- decoding ----

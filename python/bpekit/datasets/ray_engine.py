@@ -30,7 +30,7 @@ from bpekit.datasets.inputs import Position, Source, batches
 from bpekit.datasets.pipeline import encode_documents, text_bytes
 from bpekit.datasets.plan import Plan, load_tokenizer
 from bpekit.datasets.progress import Tracker
-from bpekit.datasets.writer import ShardWriter, with_specials
+from bpekit.datasets.writer import ShardWriter
 from bpekit.errors import UsageError
 from bpekit.train.sources import ReadOptions
 
@@ -101,8 +101,7 @@ class BatchEncoder:
             else:
                 runs.append([index, 1])
         docs = list(batch["doc"])
-        flat, offsets = encode_documents(self.encoder, docs, 1)
-        ids, lengths = with_specials(flat, offsets, self.bos, self.eos)
+        ids, lengths = encode_documents(self.encoder, docs, 1, self.bos, self.eos)
         size = text_bytes(docs)
         return {
             "runs": np.array([json.dumps(runs)], dtype=object),

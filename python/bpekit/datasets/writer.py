@@ -14,21 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from bpekit.atomicfile import atomic_write
 from bpekit.datasets import manifest as manifest_file
 from bpekit.datasets.formats import shard_bytes, shard_files
-from bpekit.flat import with_affixes
-
-
-def with_specials(
-    flat: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64], bos: int | None, eos: int | None
-) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
-    """The ids of a batch with ``bos`` before and ``eos`` after every document, and the new
-    per-document lengths."""
-    out, offsets = with_affixes(flat, offsets, [bos] if bos is not None else [], [eos] if eos is not None else [])
-    return out, np.diff(offsets)
 
 
 class ShardWriter:
