@@ -227,7 +227,7 @@ class Tokenizer:
         # the pair model cuts added tokens itself (`encode_added`), unless one is single_word
         self._added_fast = self.added_tokens.rust_matchers if isinstance(self._fast, _core.PairBPE) else None
         n = self.normalizer  # what `encode_added` needs of it: the call, and whether ASCII is left as it is
-        self._normalize = (n.normalize, n.ascii_invariant) if n is not None else (None, False)
+        self._normalize = (n.core_form or n.normalize, n.ascii_invariant) if n is not None else (None, False)
         self._built_for = self._stage_key()  # (the added tokens may be new)
 
     def _bind_calls(self) -> None:

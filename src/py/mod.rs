@@ -103,6 +103,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_PRETOKEN_CACHE_BYTES", crate::merge::cache::DEFAULT_CAPACITY_BYTES)?;
     m.add_function(wrap_pyfunction!(pairbpe::pair_merge_ids, m)?)?;
     m.add_function(wrap_pyfunction!(text::fix_surrogates, m)?)?;
+    m.add_function(wrap_pyfunction!(text::normalize_unicode, m)?)?;
+    m.add_function(wrap_pyfunction!(text::strip_marks, m)?)?;
     m.add_class::<train::WordCounter>()?;
     m.add_class::<train::PyWordCounts>()?;
     m.add_function(wrap_pyfunction!(train::learn_merges, m)?)?;

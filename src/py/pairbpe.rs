@@ -11,6 +11,7 @@ use super::{run, run_held};
 use crate::pairbpe::{byte_level_bytes, merge_ids, CharSymbols, PairBpe, Split, Symbols};
 use std::borrow::Cow;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
+use crate::unicode_forms::Form;
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyList, PyString};
 
@@ -144,9 +145,22 @@ impl PairBPE {
         out: batch::Out,
     ) -> PyResult<Bound<'py, PyAny>> {
         let texts = batch_texts(&texts)?; // lone surrogates fixed as tiktoken does
-        let (prepared, lens) = prepare_batch(py, &texts, raw.as_deref(), normalize.as_ref(), ascii_invariant)?;
-        let norm = norm.as_deref();
-        let encode = |i: usize, out: &mut Vec<u32>| self.encode_prepared(&prepared[i], norm, out).map_err(Fail::Core);
+        let (raw, norm) = (raw.as_deref(), norm.as_deref());
+        let normalize = Normalize::of(normalize.as_ref())?;
+        if let Normalize::Call(_) = normalize {
+            // a Python normalizer: every text prepared on this thread first
+            let prepared = texts.iter().map(|t| Prepared::new(py, t, raw, &normalize, ascii_invariant)).collect::<PyResult<Vec<_>>>()?;
+            let lens: Vec<usize> = prepared.iter().map(|p| p.text.len()).collect();
+            let encode = |i: usize, out: &mut Vec<u32>| self.encode_prepared(&prepared[i], norm, out).map_err(Fail::Core);
+            return batch::encode_out(py, &self.ints, &lens, num_threads, out, batch::around(&around.0, &around.1, encode));
+        }
+        // none, or a Unicode form: each text prepared on the batch's threads as it is encoded
+        let form = normalize.form();
+        let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
+        let encode = |i: usize, out: &mut Vec<u32>| {
+            let prepared = Prepared::in_rust(&texts[i], raw, form, ascii_invariant).map_err(Fail::Core)?;
+            self.encode_prepared(&prepared, norm, out).map_err(Fail::Core)
+        };
         batch::encode_out(py, &self.ints, &lens, num_threads, out, batch::around(&around.0, &around.1, encode))
     }
 
@@ -191,18 +205,30 @@ impl PairBPE {
     }
 }
 
-/// Each text of a batch cut at its raw added tokens and normalized (on the calling thread: the
-/// normalizer may be Python), and the lengths of the results for chunking.
-fn prepare_batch<'a>(
-    py: Python<'_>,
-    texts: &'a [Cow<'a, str>],
-    raw: Option<&LiteralMatcher>,
-    normalize: Option<&Bound<'_, PyAny>>,
-    ascii_invariant: bool,
-) -> PyResult<(Vec<Prepared<'a>>, Vec<usize>)> {
-    let prepared = texts.iter().map(|t| Prepared::new(py, t, raw, normalize, ascii_invariant)).collect::<PyResult<Vec<_>>>()?;
-    let lens = prepared.iter().map(|p| p.text.len()).collect();
-    Ok((prepared, lens))
+/// How a pipeline's text is normalized: not at all, by a Unicode form in Rust (the normalizer is
+/// exactly `NFC`, `NFD`, `NFKC` or `NFKD`, and Python passes the form's name), or by a Python
+/// callable.
+pub(super) enum Normalize<'a, 'py> {
+    Nothing,
+    Form(Form),
+    Call(&'a Bound<'py, PyAny>),
+}
+
+impl<'a, 'py> Normalize<'a, 'py> {
+    pub(super) fn of(arg: Option<&'a Bound<'py, PyAny>>) -> PyResult<Self> {
+        let Some(arg) = arg else { return Ok(Normalize::Nothing) };
+        let Ok(name) = arg.cast::<PyString>() else { return Ok(Normalize::Call(arg)) };
+        let name = name.to_str()?;
+        Form::parse(name).map(Normalize::Form).ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown Unicode form {name:?} (NFC, NFD, NFKC or NFKD)")))
+    }
+
+    /// The Unicode form, if that is what normalizes.
+    fn form(&self) -> Option<Form> {
+        match self {
+            Normalize::Form(f) => Some(*f),
+            _ => None,
+        }
+    }
 }
 
 /// A text cut at its raw added tokens, each part between them normalized: the parts back to
@@ -213,32 +239,54 @@ struct Prepared<'a> {
 }
 
 impl<'a> Prepared<'a> {
-    /// `text` cut at `raw`'s tokens (none: one part), each part through `normalize` (a Python
-    /// callable) if given, unless it is ASCII and `ascii_invariant`.
-    fn new(
-        py: Python<'_>,
+    /// `text` cut at `raw`'s tokens (none: one part), each part normalized, unless it is ASCII
+    /// and `ascii_invariant`; a Python normalizer is called here (the GIL held).
+    fn new(py: Python<'_>, text: &'a str, raw: Option<&LiteralMatcher>, normalize: &Normalize<'_, '_>, ascii_invariant: bool) -> PyResult<Prepared<'a>> {
+        let Normalize::Call(f) = normalize else {
+            return Prepared::in_rust(text, raw, normalize.form(), ascii_invariant).map_err(|e| super::to_py_err(py, e));
+        };
+        let keep = |part: &str| ascii_invariant && part.is_ascii();
+        Prepared::cut(text, raw, keep, |part| Ok(Some(f.call1((part,))?.extract::<&str>()?.to_owned())), |e| super::to_py_err(py, e))
+    }
+
+    /// As [`Prepared::new`] with no normalizer or a Unicode form: no Python, so on any thread.
+    fn in_rust(text: &'a str, raw: Option<&LiteralMatcher>, form: Option<Form>, ascii_invariant: bool) -> crate::Result<Prepared<'a>> {
+        let Some(form) = form else {
+            return Prepared::cut(text, raw, |_| true, |_| Ok(None), |e| e);
+        };
+        let normalize = |part: &str| Ok(match form.normalize(part) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(changed) => Some(changed),
+        });
+        Prepared::cut(text, raw, |part| ascii_invariant && part.is_ascii(), normalize, |e| e)
+    }
+
+    /// `text` cut at `raw`'s tokens, each part that `keep` does not keep as it is through
+    /// `normalize` (`None`: unchanged); `text` itself, borrowed, where nothing changes it.
+    fn cut<E>(
         text: &'a str,
         raw: Option<&LiteralMatcher>,
-        normalize: Option<&Bound<'_, PyAny>>,
-        ascii_invariant: bool,
-    ) -> PyResult<Prepared<'a>> {
+        keep: impl Fn(&str) -> bool,
+        normalize: impl Fn(&str) -> Result<Option<String>, E>,
+        matcher_err: impl Fn(crate::Error) -> E,
+    ) -> Result<Prepared<'a>, E> {
         let segments = match raw {
             None => vec![(0, text.len(), None)],
-            Some(m) => m.segments(text).map_err(|e| super::to_py_err(py, e))?,
+            Some(m) => m.segments(text).map_err(matcher_err)?,
         };
-        let normalize = normalize.filter(|_| !(ascii_invariant && text.is_ascii()));
-        if normalize.is_none() && segments.iter().all(|s| s.2.is_none()) {
-            return Ok(Prepared { text: Cow::Borrowed(text), cuts: vec![(text.len(), None)] });
+        if segments.iter().all(|s| s.2.is_none()) && (segments.len() == 1 || keep(text)) {
+            let changed = if keep(text) { None } else { normalize(text)? };
+            let text = changed.map_or(Cow::Borrowed(text), Cow::Owned);
+            return Ok(Prepared { cuts: vec![(text.len(), None)], text });
         }
         let mut joined = String::with_capacity(text.len());
         let mut cuts = Vec::new();
         for (s, e, id) in segments {
-            match (id, normalize) {
-                (Some(id), _) => cuts.push((joined.len(), Some(id))),
-                (None, Some(f)) if !(ascii_invariant && text[s..e].is_ascii()) => {
-                    joined.push_str(f.call1((&text[s..e],))?.extract::<&str>()?)
-                }
-                (None, _) => joined.push_str(&text[s..e]),
+            let part = &text[s..e];
+            match id {
+                Some(id) => cuts.push((joined.len(), Some(id))),
+                None if keep(part) => joined.push_str(part),
+                None => joined.push_str(normalize(part)?.as_deref().unwrap_or(part)),
             }
         }
         cuts.push((joined.len(), None));
@@ -260,7 +308,7 @@ impl PairBPE {
         ascii_invariant: bool,
         count: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let prepared = Prepared::new(py, text, raw, normalize, ascii_invariant)?;
+        let prepared = Prepared::new(py, text, raw, &Normalize::of(normalize)?, ascii_invariant)?;
         let work = || {
             let mut out = Vec::new();
             self.encode_prepared(&prepared, norm, &mut out)?;

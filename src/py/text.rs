@@ -49,3 +49,27 @@ pub fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
 pub fn fix_surrogates(text: &Bound<'_, PyString>) -> PyResult<String> {
     fixed(text)
 }
+
+/// `text` in the Unicode normalization form `form` (`"NFC"`, `"NFD"`, `"NFKC"`, `"NFKD"`) as
+/// Hugging Face's normalizers compute it (`crate::unicode_forms`): the same object when it is in
+/// that form already. A text with lone surrogates raises `UnicodeEncodeError` (the caller splits
+/// it at them).
+#[pyfunction]
+pub fn normalize_unicode<'py>(form: &str, text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
+    let form = crate::unicode_forms::Form::parse(form)
+        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown Unicode form {form:?} (NFC, NFD, NFKC or NFKD)")))?;
+    match form.normalize(text.to_str()?) {
+        Cow::Borrowed(_) => Ok(text.clone()),
+        Cow::Owned(changed) => Ok(PyString::new(text.py(), &changed)),
+    }
+}
+
+/// `text` without its combining marks, as Hugging Face's `StripAccents` filters it
+/// (`crate::unicode_forms::strip_marks`): the same object when it has none.
+#[pyfunction]
+pub fn strip_marks<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
+    match crate::unicode_forms::strip_marks(text.to_str()?) {
+        Cow::Borrowed(_) => Ok(text.clone()),
+        Cow::Owned(changed) => Ok(PyString::new(text.py(), &changed)),
+    }
+}

@@ -16,6 +16,7 @@ EDGE = [
     "", " ", "  two  spaces  ", "Hello, World! It's 2024: 12345 apples.", "tab\tand\nnewline\r\n",
     "naïve café ÉCOLE ΣΟΦΟΣ straße", "e\u0301 ﬁ ① ²", "日本語のテキスト", "emoji 👍🏽 ok", "a<s>b </s> <mask>c",
     "don't  I'LL we've", "x--y---z", "<unk> [UNK] <0x41>", "ends with space ", " starts", "Zürich\u00a0nbsp",
+    "a\u1df6\u0323 x\u1dfa\u0323 e\u0301\u1df6",  # marks newer than Hugging Face's Unicode 9 tables
 ]
 
 

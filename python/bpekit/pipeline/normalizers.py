@@ -6,13 +6,25 @@ Strip, Replace, Prepend, Sequence. Each class reads and writes its own dict.
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from bpekit import _core
 from bpekit.pipeline.base import Pattern, Stage, build, build_list, get, registry
 
 NORMALIZERS, _register = registry("normalizer")
+_SURROGATES = re.compile("([\ud800-\udfff]+)")
+
+
+def _between_surrogates(fn: Any, text: str) -> str:
+    """``fn`` (a Rust call on UTF-8 text) of ``text``; a Python string with lone surrogates
+    (combining class 0, no decomposition, no mark: they stop every normalization) has the runs
+    between them done one by one and keeps them as they are."""
+    try:
+        return fn(text)  # type: ignore[no-any-return]
+    except UnicodeEncodeError:
+        return "".join(p if _SURROGATES.fullmatch(p) else fn(p) for p in _SURROGATES.split(text))
 
 # Rust's char::is_whitespace (Unicode White_Space), which Hugging Face's Strip uses
 WHITESPACE = frozenset(
@@ -24,17 +36,29 @@ WHITESPACE = frozenset(
 class Normalizer(Stage):
     # whether every ASCII text is its own normal form (the Rust pipelines then skip the call)
     ascii_invariant = False
+    # a Unicode form the Rust pipelines apply themselves, instead of calling `normalize`
+    core_form: str | None = None
 
     def normalize(self, text: str) -> str:
         return text
 
 
 class _Unicode(Normalizer):
+    """A Unicode normalization form, computed in Rust by the crate Hugging Face's normalizers use
+    (Unicode 9.0 tables), so that text normalizes exactly as there: Python's ``unicodedata``
+    (a later Unicode) also reorders and composes marks assigned since, such as U+1DF6."""
+
     form = "NFC"
     ascii_invariant = True  # no ASCII character has a (compatibility) decomposition
 
     def normalize(self, text: str) -> str:
-        return unicodedata.normalize(self.form, text)  # type: ignore[arg-type]
+        return _between_surrogates(lambda part: _core.normalize_unicode(self.form, part), text)
+
+    @property
+    def core_form(self) -> str | None:
+        """The form's name, which the Rust pipelines normalize with themselves (no Python call
+        per text); ``None`` for a subclass that normalizes otherwise."""
+        return self.form if type(self).normalize is _Unicode.normalize else None
 
 
 @_register
@@ -66,10 +90,11 @@ class Lowercase(Normalizer):
 
 @_register
 class StripAccents(Normalizer):
-    """Removes combining marks (use after NFD or NFKD)."""
+    """Removes combining marks (use after NFD or NFKD): every mark (Mn, Mc, Me) of Hugging Face's
+    Unicode 9.0 tables, computed in Rust as there."""
 
     def normalize(self, text: str) -> str:
-        return "".join(c for c in text if unicodedata.category(c) != "Mn")
+        return _between_surrogates(_core.strip_marks, text)
 
 
 @_register

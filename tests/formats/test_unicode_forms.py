@@ -1,0 +1,102 @@
+"""The Unicode normalizers (NFC, NFD, NFKC, NFKD, and StripAccents) give Hugging Face's text,
+character for character: its tables are Unicode 9.0, where Python's ``unicodedata`` is newer and also reorders
+and composes marks assigned since (U+1DF6, Unicode 10), so bpekit computes the forms in Rust with
+the crate ``tokenizers`` uses; the Rust pipelines apply them without a Python call, a whole
+tokenizer encodes such text as ``tokenizers`` does, and lone surrogates (Python-only text) pass
+through."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+import pytest
+from bpekit.formats.hf import from_document
+from bpekit.pipeline import normalizers as ours
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+tokenizers = pytest.importorskip("tokenizers")
+from tokenizers import models, normalizers, pre_tokenizers, trainers
+
+FORMS = ["NFC", "NFD", "NFKC", "NFKD"]
+# base letters, marks old and new (U+1DF6 and U+1DFA are Unicode 10 and 14, U+1E947 Adlam 9,
+# U+11F00 Kawi 15), Hangul jamo, compatibility characters, and letters that compose
+POOL = ("aeoAEO u\u0301\u0300\u0323\u0308\u1df6\u1dfa\U0001e947\U00011f00\U00011f41\u1100\u1161\u11a8"
+        "\ufb01\u2460\u00b2\u212b\u2126\u0915\u093c\u0958\u00e9\u1ea1\u3099\u304b\u0654\u0627\u05b4\u05b7")
+NEWER_THAN_9 = "a\u1df6\u0323 \u1ea1\u1df6 x\u1dfa\u0323 e\u0301\u1df6"
+
+
+def hf_form(name: str):
+    return getattr(normalizers, name)()
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_marks_newer_than_unicode_9_stay_where_hugging_face_leaves_them(form: str) -> None:
+    want = hf_form(form).normalize_str(NEWER_THAN_9)
+    assert getattr(ours, form)().normalize(NEWER_THAN_9) == want
+    if form == "NFC":
+        assert unicodedata.normalize("NFC", NEWER_THAN_9) != want  # what the Python path gave
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=POOL, max_size=40), st.sampled_from(FORMS))
+def test_every_form_equals_hugging_face(text: str, form: str) -> None:
+    assert getattr(ours, form)().normalize(text) == hf_form(form).normalize_str(text)
+
+
+MARKS = POOL + "\u093e\u0903\u20dd\u0488\u1ab0\u0e31"  # Mc, Mc, Me, Me, and Mn of several scripts
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=MARKS, max_size=40))
+def test_strip_accents_removes_every_mark_hugging_face_knows(text: str) -> None:
+    """Every General_Category Mark (Mn, Mc, Me) of Unicode 9.0 goes, as in ``tokenizers``; before
+    session 18 only Mn went, by Python's newer tables (a Devanagari vowel sign, Mc, stayed)."""
+    want = normalizers.StripAccents().normalize_str(text)
+    assert ours.StripAccents().normalize(text) == want
+    seq = ours.Sequence([ours.NFD(), ours.StripAccents()])
+    assert seq.normalize(text) == normalizers.Sequence([normalizers.NFD(), normalizers.StripAccents()]).normalize_str(text)
+
+
+def test_strip_accents_cases() -> None:
+    assert ours.StripAccents().normalize("\u0915\u093e a\u20dd e\u0301 x\u1df6") == "\u0915 a e x\u1df6"
+    assert ours.StripAccents().normalize("e\u0301\ud800\u0301") == "e\ud800"
+
+
+def test_lone_surrogates_pass_through_and_the_runs_between_are_normalized() -> None:
+    text = "e\u0301\ud800a\u1df6\u0323\udfff\udc00\u00c5"
+    got = ours.NFD().normalize(text)
+    assert got == "e\u0301\ud800a\u1df6\u0323\udfff\udc00A\u030a"
+    assert ours.NFC().normalize("e\u0301\ud800") == "\u00e9\ud800"
+    assert ours.NFC().normalize("déjà") == "déjà"
+
+
+def test_a_tokenizer_with_nfc_encodes_newer_marks_as_hugging_face() -> None:
+    """A byte-level BPE with an NFC normalizer and an added token, through every call path
+    (one text, the bound call, batches of lists, flat arrays and counts on 2 threads)."""
+    texts = ["naïve café " * 20, "x y z " * 30, NEWER_THAN_9 * 3]
+    hf = tokenizers.Tokenizer(models.BPE())
+    hf.normalizer = normalizers.NFC()
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=300, show_progress=False, special_tokens=["<x>"],
+                                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok = from_document(json.loads(hf.to_str()))
+    assert tok._normalize[0] == "NFC"  # the Rust pipeline applies the form itself
+    docs = [NEWER_THAN_9, "<x>" + NEWER_THAN_9 + "<x>e\u0301", "plain ascii", "ạ\u1df6 \u00c5\u212b"]
+    want = [e.ids for e in hf.encode_batch(docs, add_special_tokens=False)]
+    assert [tok.encode(d) for d in docs] == want
+    assert tok.encode_batch(docs, num_threads=2) == want
+    flat, offsets = tok.encode_batch_to_numpy(docs, num_threads=2)
+    assert [flat[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want
+    assert tok.count_batch(docs, num_threads=2) == [len(w) for w in want]
+    assert [tok.count(d * 400) for d in docs] == [len(hf.encode(d * 400).ids) for d in docs]  # counted in Rust
+
+
+def test_a_subclass_that_normalizes_otherwise_is_called() -> None:
+    class Upper(ours.NFC):
+        def normalize(self, text: str) -> str:
+            return super().normalize(text).upper()
+
+    assert ours.NFC().core_form == "NFC" and Upper().core_form is None
+    assert ours.Lowercase().core_form is None
