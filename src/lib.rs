@@ -18,7 +18,7 @@ pub mod rankfile;
 pub mod sentencepiece;
 pub mod special;
 pub mod surrogates;
-pub mod unicode_forms;
+pub mod hf_unicode;
 pub mod train;
 pub mod vocab;
 

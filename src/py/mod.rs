@@ -105,6 +105,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(text::fix_surrogates, m)?)?;
     m.add_function(wrap_pyfunction!(text::normalize_unicode, m)?)?;
     m.add_function(wrap_pyfunction!(text::strip_marks, m)?)?;
+    m.add_function(wrap_pyfunction!(text::lowercase, m)?)?;
+    m.add_function(wrap_pyfunction!(text::class_runs, m)?)?;
     m.add_class::<train::WordCounter>()?;
     m.add_class::<train::PyWordCounts>()?;
     m.add_function(wrap_pyfunction!(train::learn_merges, m)?)?;

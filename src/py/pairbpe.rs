@@ -11,7 +11,7 @@ use super::{run, run_held};
 use crate::pairbpe::{byte_level_bytes, merge_ids, CharSymbols, PairBpe, Split, Symbols};
 use std::borrow::Cow;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
-use crate::unicode_forms::Form;
+use crate::hf_unicode::Form;
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyList, PyString};
 

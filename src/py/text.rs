@@ -51,12 +51,12 @@ pub fn fix_surrogates(text: &Bound<'_, PyString>) -> PyResult<String> {
 }
 
 /// `text` in the Unicode normalization form `form` (`"NFC"`, `"NFD"`, `"NFKC"`, `"NFKD"`) as
-/// Hugging Face's normalizers compute it (`crate::unicode_forms`): the same object when it is in
+/// Hugging Face's normalizers compute it (`crate::hf_unicode`): the same object when it is in
 /// that form already. A text with lone surrogates raises `UnicodeEncodeError` (the caller splits
 /// it at them).
 #[pyfunction]
 pub fn normalize_unicode<'py>(form: &str, text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
-    let form = crate::unicode_forms::Form::parse(form)
+    let form = crate::hf_unicode::Form::parse(form)
         .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown Unicode form {form:?} (NFC, NFD, NFKC or NFKD)")))?;
     match form.normalize(text.to_str()?) {
         Cow::Borrowed(_) => Ok(text.clone()),
@@ -65,11 +65,30 @@ pub fn normalize_unicode<'py>(form: &str, text: &Bound<'py, PyString>) -> PyResu
 }
 
 /// `text` without its combining marks, as Hugging Face's `StripAccents` filters it
-/// (`crate::unicode_forms::strip_marks`): the same object when it has none.
+/// (`crate::hf_unicode::strip_marks`): the same object when it has none.
 #[pyfunction]
 pub fn strip_marks<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
-    match crate::unicode_forms::strip_marks(text.to_str()?) {
+    match crate::hf_unicode::strip_marks(text.to_str()?) {
         Cow::Borrowed(_) => Ok(text.clone()),
         Cow::Owned(changed) => Ok(PyString::new(text.py(), &changed)),
     }
+}
+
+/// `text` lowercased as Hugging Face's `Lowercase` does (`crate::hf_unicode::lowercase`: Rust's
+/// casing tables): the same object when nothing changes.
+#[pyfunction]
+pub fn lowercase<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
+    match crate::hf_unicode::lowercase(text.to_str()?) {
+        Cow::Borrowed(_) => Ok(text.clone()),
+        Cow::Owned(changed) => Ok(PyString::new(text.py(), &changed)),
+    }
+}
+
+/// The runs of `text` by a pre-tokenizer's character class (`"numeric"`, `"punctuation"`;
+/// `crate::hf_unicode::class_runs`), in characters.
+#[pyfunction]
+pub fn class_runs(text: &Bound<'_, PyString>, class: &str) -> PyResult<Vec<(usize, usize, bool)>> {
+    let class = crate::hf_unicode::Class::parse(class)
+        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown character class {class:?} (numeric or punctuation)")))?;
+    Ok(crate::hf_unicode::class_runs(text.to_str()?, class))
 }

@@ -84,8 +84,9 @@ class NFKD(_Unicode):
 @_register
 class Lowercase(Normalizer):
     def normalize(self, text: str) -> str:
-        # per character, as Rust's char::to_lowercase (no final-sigma rule, unlike str.lower)
-        return "".join(c.lower() for c in text) if not text.isascii() else text.lower()
+        # per character by Rust's char::to_lowercase, as Hugging Face (no final-sigma rule, unlike
+        # str.lower; and Rust's casing tables, where Python's older ones miss newer pairs: U+1C89)
+        return text.lower() if text.isascii() else _between_surrogates(_core.lowercase, text)
 
 
 @_register

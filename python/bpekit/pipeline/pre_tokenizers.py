@@ -9,12 +9,12 @@ shapes: ByteLevel, Split, Metaspace, Digits, Whitespace, WhitespaceSplit, Punctu
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
 import regex
 
+from bpekit import _core
 from bpekit.errors import FormatError
 from bpekit.pipeline.base import (
     ByteLevelOptions,
@@ -194,8 +194,15 @@ class Metaspace(PreTokenizer):
         }
 
 
-def _is_numeric(c: str) -> bool:  # Rust char::is_numeric: categories Nd, Nl, No
-    return unicodedata.category(c) in ("Nd", "Nl", "No")
+def _class_runs(text: str, kind: str) -> list[tuple[int, int, bool]]:
+    """:func:`_char_runs` of the characters of a Hugging Face class (``"numeric"``: Rust's
+    ``char::is_numeric``; ``"punctuation"``: ASCII punctuation or ``unicode_categories``' ``P*``),
+    computed in Rust with the tables ``tokenizers`` uses (Python's differ on characters newer
+    or older than theirs: U+1E4F0 is numeric there, U+2E45 no punctuation)."""
+    try:
+        return _core.class_runs(text, kind)  # type: ignore[no-any-return]
+    except UnicodeEncodeError:  # lone surrogates: in neither class
+        return _char_runs(text, lambda c: not "\ud800" <= c <= "\udfff" and _core.class_runs(c, kind)[0][2])
 
 
 def _char_runs(text: str, test: Any) -> list[tuple[int, int, bool]]:
@@ -222,7 +229,7 @@ class Digits(PreTokenizer):
 
     def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
         how = "Isolated" if self.individual_digits else "Contiguous"
-        return _apply(splits, lambda t: split_by(t, _char_runs(t, _is_numeric), how))
+        return _apply(splits, lambda t: split_by(t, _class_runs(t, "numeric"), how))
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> Digits:
@@ -230,10 +237,6 @@ class Digits(PreTokenizer):
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "Digits", "individual_digits": self.individual_digits}
-
-
-def _is_punctuation(c: str) -> bool:
-    return (c.isascii() and not c.isalnum() and c.isprintable() and c != " ") or unicodedata.category(c)[0] == "P"
 
 
 @_register
@@ -244,7 +247,7 @@ class Punctuation(PreTokenizer):
         self.behavior = behavior
 
     def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
-        return _apply(splits, lambda t: split_by(t, _char_runs(t, _is_punctuation), self.behavior))
+        return _apply(splits, lambda t: split_by(t, _class_runs(t, "punctuation"), self.behavior))
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> Punctuation:

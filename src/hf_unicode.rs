@@ -1,6 +1,9 @@
-//! The Unicode normalization forms of Hugging Face's `NFC`, `NFD`, `NFKC` and `NFKD`
-//! normalizers, computed by the crate `tokenizers` itself uses (`unicode-normalization-alignments`
-//! 0.1.12, Unicode 9.0 tables), so that text normalizes as it does there. Python's `unicodedata`
+//! Unicode as Hugging Face's `tokenizers` sees it, for the stages bpekit runs the same way: the
+//! normalization forms of its `NFC`, `NFD`, `NFKC` and `NFKD` normalizers and the marks its
+//! `StripAccents` removes, from the crate `tokenizers` itself uses (`unicode-normalization-alignments`
+//! 0.1.12, Unicode 9.0 tables); `Lowercase` and the `Digits` pre-tokenizer by Rust's own tables
+//! (`char::to_lowercase`, `char::is_numeric`); the `Punctuation` pre-tokenizer by the
+//! `unicode_categories` crate it uses. So text normalizes and splits as it does there. Python's `unicodedata`
 //! (Unicode 14 on Python 3.11, newer on later versions) differs on marks assigned since 9.0:
 //! it reorders `"a\u{1DF6}\u{323}"` (U+1DF6, Unicode 10, combining class 232) and composes
 //! `"\u{1EA1}\u{1DF6}"`, where Hugging Face leaves it as it is.
@@ -68,6 +71,77 @@ pub fn strip_marks(text: &str) -> Cow<'_, str> {
     Cow::Owned(text.chars().filter(|&c| !is_combining_mark(c)).collect())
 }
 
+/// `text` lowercased one character at a time by Rust's `char::to_lowercase` (no final-sigma
+/// rule), as Hugging Face's `Lowercase` does; borrowed where nothing changes.
+pub fn lowercase(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() {
+        if !text.bytes().any(|b| b.is_ascii_uppercase()) {
+            return Cow::Borrowed(text);
+        }
+        return Cow::Owned(text.to_ascii_lowercase());
+    }
+    let mut chars = text.chars();
+    if chars.all(|c| {
+        let mut lower = c.to_lowercase();
+        lower.next() == Some(c) && lower.next().is_none()
+    }) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.chars().flat_map(char::to_lowercase).collect())
+}
+
+/// A character class of a Hugging Face pre-tokenizer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// `Digits`: `char::is_numeric`.
+    Numeric,
+    /// `Punctuation`: ASCII punctuation, or a `P*` character of `unicode_categories`' tables.
+    Punctuation,
+}
+
+impl Class {
+    pub fn parse(name: &str) -> Option<Class> {
+        match name {
+            "numeric" => Some(Class::Numeric),
+            "punctuation" => Some(Class::Punctuation),
+            _ => None,
+        }
+    }
+
+    pub fn contains(self, c: char) -> bool {
+        use unicode_categories::UnicodeCategories;
+        match self {
+            Class::Numeric => c.is_numeric(),
+            Class::Punctuation => c.is_ascii_punctuation() || c.is_punctuation(),
+        }
+    }
+}
+
+/// `text` cut into runs, in characters: each character of `class` a run of its own
+/// (`(i, i + 1, true)`), the characters between them one run (`false`); `[(0, 0, false)]` for
+/// an empty text (what `bpekit.pipeline.pre_tokenizers` splits by).
+pub fn class_runs(text: &str, class: Class) -> Vec<(usize, usize, bool)> {
+    if text.is_empty() {
+        return vec![(0, 0, false)];
+    }
+    let mut runs = Vec::new();
+    let (mut gap, mut n) = (0, 0);
+    for (i, c) in text.chars().enumerate() {
+        if class.contains(c) {
+            if gap < i {
+                runs.push((gap, i, false));
+            }
+            runs.push((i, i + 1, true));
+            gap = i + 1;
+        }
+        n = i + 1;
+    }
+    if gap < n {
+        runs.push((gap, n, false));
+    }
+    runs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +169,21 @@ mod tests {
         assert!(matches!(Form::Nfc.normalize("déjà vu"), Cow::Borrowed(_)));
         assert_eq!(Form::parse("NFKC"), Some(Form::Nfkc));
         assert_eq!(Form::parse("nfc"), None);
+    }
+
+    #[test]
+    fn lowercase_per_character() {
+        assert_eq!(lowercase("ΣΑΣ İ ABC"), "σασ i\u{307} abc");
+        assert!(matches!(lowercase("déjà vu"), Cow::Borrowed(_)));
+        assert_eq!(lowercase("ABC"), "abc");
+    }
+
+    #[test]
+    fn class_runs_in_characters() {
+        assert_eq!(class_runs("", Class::Numeric), vec![(0, 0, false)]);
+        assert_eq!(class_runs("é1²x", Class::Numeric), vec![(0, 1, false), (1, 2, true), (2, 3, true), (3, 4, false)]);
+        assert_eq!(class_runs("a,b", Class::Punctuation), vec![(0, 1, false), (1, 2, true), (2, 3, false)]);
+        assert!(Class::Punctuation.contains('$') && !Class::Punctuation.contains(' '));
     }
 
     /// Every kind of mark goes (a spacing vowel sign, Mc; an enclosing circle, Me), marks newer

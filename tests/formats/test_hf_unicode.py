@@ -1,5 +1,7 @@
-"""The Unicode normalizers (NFC, NFD, NFKC, NFKD, and StripAccents) give Hugging Face's text,
-character for character: its tables are Unicode 9.0, where Python's ``unicodedata`` is newer and also reorders
+"""The Unicode normalizers (NFC, NFD, NFKC, NFKD, StripAccents, Lowercase) give Hugging Face's
+text, character for character, and the Digits and Punctuation pre-tokenizers split where it does
+(Rust's ``is_numeric``, ``unicode_categories``' punctuation; Python's tables differ both ways).
+For the forms: its tables are Unicode 9.0, where Python's ``unicodedata`` is newer and also reorders
 and composes marks assigned since (U+1DF6, Unicode 10), so bpekit computes the forms in Rust with
 the crate ``tokenizers`` uses; the Rust pipelines apply them without a Python call, a whole
 tokenizer encodes such text as ``tokenizers`` does, and lone surrogates (Python-only text) pass
@@ -18,6 +20,7 @@ from hypothesis import strategies as st
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import models, normalizers, pre_tokenizers, trainers
+from bpekit.pipeline import pre_tokenizers as our_pre
 
 FORMS = ["NFC", "NFD", "NFKC", "NFKD"]
 # base letters, marks old and new (U+1DF6 and U+1DFA are Unicode 10 and 14, U+1E947 Adlam 9,
@@ -64,12 +67,43 @@ def test_strip_accents_cases() -> None:
     assert ours.StripAccents().normalize("e\u0301\ud800\u0301") == "e\ud800"
 
 
+CASES = "ABCΣΑΣσİIΩ\u1c89\ua7cb\ua7dc\U00010d50\u1e9e\u0345\u01c5 éÉ"  # Greek, Turkish, Unicode 16 pairs
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=CASES, max_size=30))
+def test_lowercase_is_rusts_per_character(text: str) -> None:
+    """Per character by Rust's tables, as ``tokenizers``: no final sigma, and case pairs newer
+    than Python's tables (U+1C89, Unicode 16) lowered too (Python's ``str.lower`` kept them)."""
+    assert ours.Lowercase().normalize(text) == normalizers.Lowercase().normalize_str(text)
+
+
+# digits and punctuation of many ages: U+1E4F0 (Unicode 15) and U+16D70 (16) are numeric for
+# Rust; U+2E45 (10) and U+1E95E (9) are punctuation for Python's tables but not for tokenizers'
+CLASSES = "a1²③\u0660\u2160\U0001e4f0\U00016d70,.!?$§¶\u2e45\u2e50\U0001e95e\u00bf\u3001 -_()«» x"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=CLASSES, max_size=30), st.booleans(), st.sampled_from(["Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous"]))
+def test_digits_and_punctuation_split_as_hugging_face(text: str, individual: bool, behavior: str) -> None:
+    def ours(pre) -> list[str]:
+        return [t for t, _ in pre.pre_tokenize([(text, True)])]
+
+    def theirs(pre) -> list[str]:
+        return [t for t, _ in pre.pre_tokenize_str(text)]
+
+    assert ours(our_pre.Digits(individual)) == theirs(pre_tokenizers.Digits(individual_digits=individual))
+    snake = "".join("_" + c.lower() if c.isupper() else c for c in behavior).lstrip("_")
+    assert ours(our_pre.Punctuation(behavior)) == theirs(pre_tokenizers.Punctuation(snake))
+
+
 def test_lone_surrogates_pass_through_and_the_runs_between_are_normalized() -> None:
     text = "e\u0301\ud800a\u1df6\u0323\udfff\udc00\u00c5"
     got = ours.NFD().normalize(text)
     assert got == "e\u0301\ud800a\u1df6\u0323\udfff\udc00A\u030a"
     assert ours.NFC().normalize("e\u0301\ud800") == "\u00e9\ud800"
     assert ours.NFC().normalize("déjà") == "déjà"
+    assert ours.Lowercase().normalize("A\ud800\u1c89") == "a\ud800\u1c8a"
 
 
 def test_a_tokenizer_with_nfc_encodes_newer_marks_as_hugging_face() -> None:
