@@ -125,8 +125,9 @@ impl PairBPE {
         self.encode_text(py, &text, raw.as_deref(), norm.as_deref(), normalize.as_ref(), ascii_invariant, count)
     }
 
-    /// `encode_added` of each text, in parallel (`num_threads` 0 = one per core): the raw cut
-    /// and the normalizer on the calling thread, the rest on the batch's threads; `around`'s ids
+    /// `encode_added` of each text, in parallel (`num_threads` 0 = one per core): all of it on
+    /// the batch's threads, but for a Python normalizer, which runs on the calling thread with
+    /// the raw cut before the batch starts (`Normalize`); `around`'s ids
     /// before and after each text's. As `out` ([`batch::Out`]) says: lists, one `uint32` array and
     /// `int64` offsets (`len(texts) + 1`: the ids of text `i` are `flat[offsets[i]:offsets[i + 1]]`),
     /// or each text's number of ids.
