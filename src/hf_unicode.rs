@@ -3,7 +3,8 @@
 //! `StripAccents` removes, from the crate `tokenizers` itself uses (`unicode-normalization-alignments`
 //! 0.1.12, Unicode 9.0 tables); `Lowercase` and the `Digits` pre-tokenizer by Rust's own tables
 //! (`char::to_lowercase`, `char::is_numeric`); the `Punctuation` pre-tokenizer by the
-//! `unicode_categories` crate it uses. So text normalizes and splits as it does there. Python's `unicodedata`
+//! `unicode_categories` crate it uses; `single_word` added tokens' word characters by the `regex`
+//! crate's `\w`. So text normalizes, splits and matches as it does there. Python's `unicodedata`
 //! (Unicode 14 on Python 3.11, newer on later versions) differs on marks assigned since 9.0:
 //! it reorders `"a\u{1DF6}\u{323}"` (U+1DF6, Unicode 10, combining class 232) and composes
 //! `"\u{1EA1}\u{1DF6}"`, where Hugging Face leaves it as it is.
@@ -142,6 +143,13 @@ pub fn class_runs(text: &str, class: Class) -> Vec<(usize, usize, bool)> {
     runs
 }
 
+/// Whether `c` is a word character of the `regex` crate's `\w` (alphabetic, a mark, a decimal
+/// digit, connector punctuation or a join control), which a `single_word` added token may not
+/// touch in Hugging Face (`^\w` / `\w$` around the match); `None` if the tables are missing.
+pub fn is_word_char(c: char) -> Option<bool> {
+    regex_syntax::try_is_word_character(c).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +192,13 @@ mod tests {
         assert_eq!(class_runs("é1²x", Class::Numeric), vec![(0, 1, false), (1, 2, true), (2, 3, true), (3, 4, false)]);
         assert_eq!(class_runs("a,b", Class::Punctuation), vec![(0, 1, false), (1, 2, true), (2, 3, false)]);
         assert!(Class::Punctuation.contains('$') && !Class::Punctuation.contains(' '));
+    }
+
+    #[test]
+    fn word_characters_are_the_regex_crates() {
+        for (c, want) in [('a', true), ('_', true), ('\u{301}', true), ('\u{203f}', true), ('\u{b2}', false), ('1', true), (' ', false)] {
+            assert_eq!(is_word_char(c), Some(want), "{c:?}");
+        }
     }
 
     /// Every kind of mark goes (a spacing vowel sign, Mc; an enclosing circle, Me), marks newer

@@ -92,3 +92,9 @@ pub fn class_runs(text: &Bound<'_, PyString>, class: &str) -> PyResult<Vec<(usiz
         .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown character class {class:?} (numeric or punctuation)")))?;
     Ok(crate::hf_unicode::class_runs(text.to_str()?, class))
 }
+
+/// Whether `c` is a `\w` character of the `regex` crate (`crate::hf_unicode::is_word_char`).
+#[pyfunction]
+pub fn is_word_char(c: char) -> PyResult<bool> {
+    crate::hf_unicode::is_word_char(c).ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("the regex crate's Unicode word tables are missing"))
+}

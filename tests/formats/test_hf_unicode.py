@@ -1,6 +1,8 @@
 """The Unicode normalizers (NFC, NFD, NFKC, NFKD, StripAccents, Lowercase) give Hugging Face's
 text, character for character, and the Digits and Punctuation pre-tokenizers split where it does
-(Rust's ``is_numeric``, ``unicode_categories``' punctuation; Python's tables differ both ways).
+(Rust's ``is_numeric``, ``unicode_categories``' punctuation; Python's tables differ both ways),
+and a ``single_word`` added token is refused inside a word as there (the ``regex`` crate's
+``\\w``, not ``str.isalnum``).
 For the forms: its tables are Unicode 9.0, where Python's ``unicodedata`` is newer and also reorders
 and composes marks assigned since (U+1DF6, Unicode 10), so bpekit computes the forms in Rust with
 the crate ``tokenizers`` uses; the Rust pipelines apply them without a Python call, a whole
@@ -95,6 +97,26 @@ def test_digits_and_punctuation_split_as_hugging_face(text: str, individual: boo
     assert ours(our_pre.Digits(individual)) == theirs(pre_tokenizers.Digits(individual_digits=individual))
     snake = "".join("_" + c.lower() if c.isupper() else c for c in behavior).lstrip("_")
     assert ours(our_pre.Punctuation(behavior)) == theirs(pre_tokenizers.Punctuation(snake))
+
+
+@pytest.fixture(scope="module")
+def single_word():
+    """A tiny model with two ``single_word`` added tokens, in ``tokenizers`` and in bpekit."""
+    from tokenizers import AddedToken
+
+    chars = ["a", "b", "x", "\u0301", "\u00b2", "\u203f", " ", "_", "1", "\u0660", "\u2160", "\u200d", "é", "[UNK]"]
+    hf = tokenizers.Tokenizer(models.BPE(vocab={c: i for i, c in enumerate(chars)}, merges=[], unk_token="[UNK]"))
+    hf.pre_tokenizer = pre_tokenizers.Whitespace()
+    hf.add_tokens([AddedToken("ab", single_word=True), AddedToken("xb", single_word=True, lstrip=True)])
+    return hf, from_document(json.loads(hf.to_str()))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["ab", "xb", "a", "x", "\u0301", "\u00b2", "\u203f", " ", "_", "1", "\u0660", "\u2160", "\u200d", "é"]), max_size=10))
+def test_single_word_tokens_match_where_hugging_face_matches(single_word, parts: list[str]) -> None:
+    hf, ours = single_word
+    text = "".join(parts)
+    assert ours.encode(text) == hf.encode(text, add_special_tokens=False).ids
 
 
 def test_lone_surrogates_pass_through_and_the_runs_between_are_normalized() -> None:

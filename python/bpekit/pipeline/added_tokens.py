@@ -50,7 +50,10 @@ class AddedToken:
 
 
 def _is_word_char(c: str) -> bool:
-    return c.isalnum() or c == "_"
+    """The ``regex`` crate's ``\\w``, which Hugging Face tests around a ``single_word`` token
+    (alphabetic, marks, decimal digits, connector punctuation: ``str.isalnum`` differs on marks,
+    ``_``-like connectors and numbers such as ``²``); lone surrogates are none."""
+    return not "\ud800" <= c <= "\udfff" and _core.is_word_char(c)  # type: ignore[no-any-return]
 
 
 class _Matcher:
