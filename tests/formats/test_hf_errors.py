@@ -72,6 +72,9 @@ FORMAT_ERRORS = {
     "bad regex": ("pre_tokenizer.pattern", {"Regex": "(unclosed"}),
     "sequence item null": ("normalizer", {"type": "Sequence", "normalizers": [None]}),
     "added token flag": ("added_tokens.0.special", KeyError),
+    # an id past 32 bits reached the Rust matcher as an OverflowError (atheris `hf`, session 18)
+    "added token id past 32 bits": ("added_tokens.0.id", 6 * 10**80),
+    "added token id 2**32": ("added_tokens.0.id", 2**32),
     "added tokens type": ("added_tokens", {"<s>": 5}),
     "truncation": ("truncation", {"max_length": 4}),
     "template token": ("post_processor", {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "X", "type_id": 0}}],

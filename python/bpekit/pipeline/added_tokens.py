@@ -40,8 +40,8 @@ class AddedToken:
         if not isinstance(doc, Mapping):
             raise FormatError(f"{where}: an added token is a JSON object, got {type(doc).__name__}")
         tid = get(doc, "id", int, where)
-        if tid < 0:
-            raise FormatError(f"{where}: negative id {tid}")
+        if not 0 <= tid < 2**32:
+            raise FormatError(f"{where}: id {str(tid)[:40]} is not in [0, 2**32)" if tid >= 0 else f"{where}: negative id {tid}")
         flags = {k: get(doc, k, bool, where) for k in ("single_word", "lstrip", "rstrip", "normalized", "special")}
         return cls(tid, get(doc, "content", str, where), **flags)
 
@@ -95,6 +95,10 @@ class AddedVocabulary:
     """The added tokens of a tokenizer and the two-pass splitter over them."""
 
     def __init__(self, tokens: Iterable[AddedToken], normalize: Callable[[str], str] | None = None) -> None:
+        tokens = list(tokens)
+        for t in tokens:
+            if type(t.id) is not int or not 0 <= t.id < 2**32:  # (ids are 32-bit, as in Hugging Face)
+                raise FormatError(f"added token {t.content!r:.40}: id {str(t.id)[:40]} is not an int in [0, 2**32)")
         self.tokens = sorted(tokens, key=lambda t: t.id)
         self.by_content: dict[str, AddedToken] = {}
         self.by_id: dict[int, AddedToken] = {}
