@@ -262,14 +262,7 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> list[list[int]]:
         """Encodes many texts in parallel, with :meth:`encode`'s special-token policy."""
-        if (policy := _fast_policy(allowed_special, disallowed_special)) is not None:
-            return self._core_bpe.encode_batch_lists(text, num_threads, *_BATCH_ARGS[policy])
-        if (only := _only_specials(allowed_special, disallowed_special)) is not None:
-            return self._core_bpe.encode_batch_lists(text, num_threads, only, True)
-        texts = _check_batch(text)
-        threads = _check_threads(num_threads)
-        allowed = self._check_special_batch(texts, allowed_special, disallowed_special)
-        return self._core_bpe.encode_batch_lists(texts, threads, allowed, False)
+        return self._batch(self._core_bpe.encode_batch_lists, text, num_threads, allowed_special, disallowed_special)
 
     def count_batch(
         self,
@@ -282,14 +275,7 @@ class Encoding:
         """``[len(ids) for ids in encode_batch(text, ...)]`` without building the lists: the texts
         are counted in parallel (Rust threads, GIL released), with one reused buffer per thread
         and no Python object per id. The special-token policy is :meth:`encode`'s."""
-        if (policy := _fast_policy(allowed_special, disallowed_special)) is not None:
-            return self._core_bpe.count_batch(text, num_threads, *_BATCH_ARGS[policy])  # type: ignore[no-any-return]
-        if (only := _only_specials(allowed_special, disallowed_special)) is not None:
-            return self._core_bpe.count_batch(text, num_threads, only, True)  # type: ignore[no-any-return]
-        texts = _check_batch(text)
-        threads = _check_threads(num_threads)
-        allowed = self._check_special_batch(texts, allowed_special, disallowed_special)
-        return self._core_bpe.count_batch(texts, threads, allowed, False)  # type: ignore[no-any-return]
+        return self._batch(self._core_bpe.count_batch, text, num_threads, allowed_special, disallowed_special)
 
     def encode_batch_to_numpy(
         self,
@@ -303,14 +289,20 @@ class Encoding:
 
         The ids of text ``i`` are ``flat[offsets[i]:offsets[i + 1]]``.
         """
+        return self._batch(self._core_bpe.encode_batch_numpy, text, num_threads, allowed_special, disallowed_special)
+
+    def _batch(self, call: Any, text: Any, num_threads: Any, allowed_special: AllowedSpecial,
+               disallowed_special: DisallowedSpecial) -> Any:
+        """A core batch call (``call(texts, threads, allowed, refuse)``) under :meth:`encode`'s
+        special-token policy: the common policies go straight to Rust, which checks the texts
+        and the thread count; any other is resolved here over the whole batch first."""
         if (policy := _fast_policy(allowed_special, disallowed_special)) is not None:
-            return self._core_bpe.encode_batch_numpy(text, num_threads, *_BATCH_ARGS[policy])
+            return call(text, num_threads, *_BATCH_ARGS[policy])
         if (only := _only_specials(allowed_special, disallowed_special)) is not None:
-            return self._core_bpe.encode_batch_numpy(text, num_threads, only, True)
+            return call(text, num_threads, only, True)
         texts = _check_batch(text)
         threads = _check_threads(num_threads)
-        allowed = self._check_special_batch(texts, allowed_special, disallowed_special)
-        return self._core_bpe.encode_batch_numpy(texts, threads, allowed, False)
+        return call(texts, threads, self._check_special_batch(texts, allowed_special, disallowed_special), False)
 
     def encode_with_unstable(
         self,
