@@ -111,7 +111,7 @@ def core_splitter(pre: PreTokenizer | None) -> Callable[[str], list[str]] | None
     core = _core.CoreBPE({bytes([i]): i for i in range(256)}, [], pattern)
 
     def split_text(text: str) -> list[str]:
-        if segment_prefix and not text.startswith(" "):
+        if segment_prefix and text and not text.startswith(" "):  # (no prefix for an empty text)
             text = " " + text
         pieces: list[str] = core.split(text)
         return _space_prefixed(pieces) if piece_prefix else pieces

@@ -109,6 +109,8 @@ class ByteLevel(ByteLevelOptions, PreTokenizer):
     def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
         out: list[Split_] = []
         for text, first in splits:
+            if not text:  # (nothing to prepend to, as in Hugging Face)
+                continue
             if self.add_prefix_space and not text.startswith(" "):
                 text = " " + text
             pieces = [m.group() for m in GPT2_REGEX.finditer(text)] if self.use_regex else [text]
@@ -165,6 +167,8 @@ class Metaspace(PreTokenizer):
     def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
         out: list[Split_] = []
         for text, first in splits:
+            if not text:  # (nothing to prepend to, as in Hugging Face)
+                continue
             text = text.replace(" ", self.replacement)
             if not text.startswith(self.replacement) and (
                 self.prepend_scheme == "always" or (self.prepend_scheme == "first" and first)
