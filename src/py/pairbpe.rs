@@ -148,19 +148,23 @@ impl PairBPE {
         let texts = batch_texts(&texts)?; // lone surrogates fixed as tiktoken does
         let (raw, norm) = (raw.as_deref(), norm.as_deref());
         let normalize = Normalize::of(normalize.as_ref())?;
-        if let Normalize::Call(_) = normalize {
-            // a Python normalizer: every text prepared on this thread first
-            let prepared = texts.iter().map(|t| Prepared::new(py, t, raw, &normalize, ascii_invariant)).collect::<PyResult<Vec<_>>>()?;
-            let lens: Vec<usize> = prepared.iter().map(|p| p.text.len()).collect();
-            let encode = |i: usize, out: &mut Vec<u32>| self.encode_prepared(&prepared[i], norm, out).map_err(Fail::Core);
-            return batch::encode_out(py, &self.ints, &lens, num_threads, out, batch::around(&around.0, &around.1, encode));
-        }
-        // none, or a Unicode form: each text prepared on the batch's threads as it is encoded
+        // a Python normalizer: every text prepared on this thread first; none, or a Unicode form:
+        // each text prepared on the batch's threads as it is encoded
+        let prepared = match normalize {
+            Normalize::Call(_) => Some(texts.iter().map(|t| Prepared::new(py, t, raw, &normalize, ascii_invariant)).collect::<PyResult<Vec<_>>>()?),
+            _ => None,
+        };
+        let lens: Vec<usize> = match &prepared {
+            Some(prepared) => prepared.iter().map(|p| p.text.len()).collect(),
+            None => texts.iter().map(|t| t.len()).collect(),
+        };
         let form = normalize.form();
-        let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
         let encode = |i: usize, out: &mut Vec<u32>| {
-            let prepared = Prepared::in_rust(&texts[i], raw, form, ascii_invariant).map_err(Fail::Core)?;
-            self.encode_prepared(&prepared, norm, out).map_err(Fail::Core)
+            match &prepared {
+                Some(prepared) => self.encode_prepared(&prepared[i], norm, out),
+                None => Prepared::in_rust(&texts[i], raw, form, ascii_invariant).and_then(|p| self.encode_prepared(&p, norm, out)),
+            }
+            .map_err(Fail::Core)
         };
         batch::encode_out(py, &self.ints, &lens, num_threads, out, batch::around(&around.0, &around.1, encode))
     }
@@ -219,8 +223,7 @@ impl<'a, 'py> Normalize<'a, 'py> {
     pub(super) fn of(arg: Option<&'a Bound<'py, PyAny>>) -> PyResult<Self> {
         let Some(arg) = arg else { return Ok(Normalize::Nothing) };
         let Ok(name) = arg.cast::<PyString>() else { return Ok(Normalize::Call(arg)) };
-        let name = name.to_str()?;
-        Form::parse(name).map(Normalize::Form).ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown Unicode form {name:?} (NFC, NFD, NFKC or NFKD)")))
+        Ok(Normalize::Form(super::text::form_arg(name.to_str()?)?))
     }
 
     /// The Unicode form, if that is what normalizes.

@@ -11,6 +11,7 @@
 
 use super::calls::HOLD_GIL_BELOW;
 use super::{run, run_held};
+use crate::hf_unicode::Form;
 use crate::surrogates::join_surrogates;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -50,38 +51,39 @@ pub fn fix_surrogates(text: &Bound<'_, PyString>) -> PyResult<String> {
     fixed(text)
 }
 
-/// `text` in the Unicode normalization form `form` (`"NFC"`, `"NFD"`, `"NFKC"`, `"NFKD"`) as
-/// Hugging Face's normalizers compute it (`crate::hf_unicode`): the same object when it is in
-/// that form already. A text with lone surrogates raises `UnicodeEncodeError` (the caller splits
-/// it at them).
+/// The Unicode form named `name` (`"NFC"`, `"NFD"`, `"NFKC"`, `"NFKD"`), or a `ValueError`.
+pub(super) fn form_arg(name: &str) -> PyResult<Form> {
+    Form::parse(name).ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown Unicode form {name:?} (NFC, NFD, NFKC or NFKD)")))
+}
+
+/// `text` itself where `changed` borrows it (nothing changed), else a new string.
+fn same_or_new<'py>(text: &Bound<'py, PyString>, changed: Cow<'_, str>) -> Bound<'py, PyString> {
+    match changed {
+        Cow::Borrowed(_) => text.clone(),
+        Cow::Owned(changed) => PyString::new(text.py(), &changed),
+    }
+}
+
+/// `text` in the Unicode normalization form `form` as Hugging Face's normalizers compute it
+/// (`crate::hf_unicode`): the same object when it is in that form already. A text with lone
+/// surrogates raises `UnicodeEncodeError` (the caller splits it at them).
 #[pyfunction]
 pub fn normalize_unicode<'py>(form: &str, text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
-    let form = crate::hf_unicode::Form::parse(form)
-        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown Unicode form {form:?} (NFC, NFD, NFKC or NFKD)")))?;
-    match form.normalize(text.to_str()?) {
-        Cow::Borrowed(_) => Ok(text.clone()),
-        Cow::Owned(changed) => Ok(PyString::new(text.py(), &changed)),
-    }
+    Ok(same_or_new(text, form_arg(form)?.normalize(text.to_str()?)))
 }
 
 /// `text` without its combining marks, as Hugging Face's `StripAccents` filters it
 /// (`crate::hf_unicode::strip_marks`): the same object when it has none.
 #[pyfunction]
 pub fn strip_marks<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
-    match crate::hf_unicode::strip_marks(text.to_str()?) {
-        Cow::Borrowed(_) => Ok(text.clone()),
-        Cow::Owned(changed) => Ok(PyString::new(text.py(), &changed)),
-    }
+    Ok(same_or_new(text, crate::hf_unicode::strip_marks(text.to_str()?)))
 }
 
 /// `text` lowercased as Hugging Face's `Lowercase` does (`crate::hf_unicode::lowercase`: Rust's
 /// casing tables): the same object when nothing changes.
 #[pyfunction]
 pub fn lowercase<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
-    match crate::hf_unicode::lowercase(text.to_str()?) {
-        Cow::Borrowed(_) => Ok(text.clone()),
-        Cow::Owned(changed) => Ok(PyString::new(text.py(), &changed)),
-    }
+    Ok(same_or_new(text, crate::hf_unicode::lowercase(text.to_str()?)))
 }
 
 /// The runs of `text` by a pre-tokenizer's character class (`"numeric"`, `"punctuation"`;

@@ -247,13 +247,8 @@ impl Bpe {
         self.has_unused
     }
 
-    /// Every piece a merge may produce.
-    pub fn pieces(&self) -> impl Iterator<Item = &[u8]> + Clone {
-        self.table.keys().map(|k| &k[..])
-    }
-
-    /// Each mergeable piece's text and id.
-    pub fn piece_ids(&self) -> impl Iterator<Item = (&[u8], u32)> {
+    /// Each piece a merge may produce: its text and id.
+    pub fn piece_ids(&self) -> impl Iterator<Item = (&[u8], u32)> + Clone {
         self.table.iter().map(|(k, e)| (&k[..], e.id))
     }
 

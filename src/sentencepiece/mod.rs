@@ -133,7 +133,7 @@ impl SentencePiece {
         let bpe = Bpe::new(table, unk_id, byte_ids, UserDefined::new(user_defined.iter().map(|p| p.as_bytes())));
         let chunks = (!bpe.has_unused()).then(|| {
             let n = bpe.piece_ids().map(|(_, id)| id as usize + 1).max().unwrap_or(0);
-            (Cuts::new(bpe.pieces()), Tokens::new(bpe.piece_ids().filter(|(p, _)| p.len() > 1), n))
+            (Cuts::new(bpe.piece_ids().map(|(p, _)| p)), Tokens::new(bpe.piece_ids().filter(|(p, _)| p.len() > 1), n))
         });
         Ok(SentencePiece { normalizer, bpe, chunks, cache: CacheSlot::new(cache::BYTES_BUDGET) })
     }
