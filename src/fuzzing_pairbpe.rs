@@ -5,8 +5,10 @@
 //! characters (some unknown: byte fallback when every byte token exists, else the unk token,
 //! runs of unks fused or not, or dropped without an unk token); its merges are `(left, right) ->
 //! fresh id` in rank order over the symbols and earlier merges; `ignore_merges` maps some whole
-//! pieces to ids; the text is one piece, or split by the GPT-2 pattern (the hand splitter) or by
-//! two `Split(Isolated)` stages, with either space-prefix option.
+//! pieces to ids; the text is one piece (a character model may cut it before `▁` where its
+//! merges allow), or split by the GPT-2 pattern (the hand splitter), by two `Split(Isolated)`
+//! stages or by `Metaspace` (each scheme, split or not, as the input's first segment or not),
+//! with either space-prefix option.
 //!
 //! The reference: the pieces from fancy-regex itself, each piece's symbols by Hugging Face's
 //! rules, then "merge the adjacent pair of lowest rank, leftmost first" until none is left.
@@ -15,7 +17,7 @@
 //! the per-thread piece cache), `merge` of every piece, and the linear merge of every piece of a
 //! byte-level model where it accepts the list (`PairBpe::encode_piece_linear`).
 
-use crate::pairbpe::{CharSymbols, PairBpe, Split, Symbols, DROP};
+use crate::pairbpe::{CharSymbols, Metaspace, PairBpe, Prepend, Split, Symbols, DROP};
 use crate::pretokenize::known::GPT2_TIKTOKEN;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
@@ -85,6 +87,56 @@ fn reference_char_symbols(s: &CharSymbols, piece: &str) -> Vec<u32> {
     out
 }
 
+/// `▁`, which a character model may cut a text before (`CharSymbols::marker`).
+const MARKER: char = '\u{2581}';
+
+/// Whether no merge joins a token that starts with [`MARKER`] to one that does not end with it:
+/// the condition `bpekit.pipeline.models.BPE.fast_merge` checks on the merges' strings, here on
+/// the strings of the target's ids (a character of [`ALPHABET`], a byte token `<0xHH>`, `<unk>`,
+/// a merge's two parts).
+fn marker_allowed(merges: &[(u32, u32, u32)]) -> bool {
+    let marker = ALPHABET.iter().position(|a| a.starts_with(MARKER)).expect("the marker is in the alphabet") as u32;
+    // id -> (starts with the marker, ends with it)
+    let mut ends: FxHashMap<u32, (bool, bool)> = FxHashMap::default();
+    let of = |ends: &FxHashMap<u32, (bool, bool)>, id: u32| match ends.get(&id) {
+        Some(&e) => e,
+        None => (id == marker, id == marker), // a character, a byte token or unk
+    };
+    for &(a, b, m) in merges {
+        let (left, right) = (of(&ends, a), of(&ends, b));
+        if right.0 && !left.1 {
+            return false;
+        }
+        ends.insert(m, (left.0, right.1));
+    }
+    true
+}
+
+/// Hugging Face's `Metaspace` pieces of `text`, as a plain reading of its rules: spaces replaced,
+/// the replacement prepended (scheme `Always`, or `First` for the first segment) unless the text
+/// starts with it, then (`split`) a piece starting at every replacement.
+fn reference_metaspace(m: &Metaspace, text: &str, first: bool) -> Vec<String> {
+    if text.is_empty() {
+        return vec![];
+    }
+    let mut t = text.replace(' ', &m.replacement.to_string());
+    let prepend = m.prepend == Prepend::Always || (m.prepend == Prepend::First && first);
+    if prepend && !t.starts_with(m.replacement) {
+        t.insert(0, m.replacement);
+    }
+    if !m.split {
+        return vec![t];
+    }
+    let mut pieces: Vec<String> = Vec::new();
+    for c in t.chars() {
+        match pieces.last_mut() {
+            Some(p) if c != m.replacement => p.push(c),
+            _ => pieces.push(c.to_string()),
+        }
+    }
+    pieces
+}
+
 /// Lowest rank first, leftmost on ties, until no adjacent pair is a merge.
 fn reference_merge(mut ids: Vec<u32>, merges: &FxHashMap<(u32, u32), (u32, u32)>) -> Vec<u32> {
     loop {
@@ -131,7 +183,7 @@ pub fn pairbpe(data: &[u8]) {
         }
         let unk = (flags & 4 != 0).then_some(UNK);
         initial.extend(unk);
-        Symbols::Chars(CharSymbols { chars: table, bytes, unk, fuse_unk: flags & 8 != 0 })
+        Symbols::Chars(CharSymbols { chars: table, bytes, unk, fuse_unk: flags & 8 != 0, marker: None })
     } else {
         let mut b = [DROP; 256];
         for v in ALPHABET.iter().flat_map(|a| a.bytes()) {
@@ -159,6 +211,10 @@ pub fn pairbpe(data: &[u8]) {
         merges.push((pair.0, pair.1, m));
         ids.push(m);
     }
+    let mut symbols = symbols;
+    if let Symbols::Chars(c) = &mut symbols {
+        c.marker = marker_allowed(&merges).then_some(MARKER);
+    }
     let text: String = it.map(|b| ALPHABET[b as usize % ALPHABET.len()]).collect();
     let whole: Option<Vec<(Vec<u8>, u32)>> =
         (flags & 128 != 0).then(|| vec![(b"ab".to_vec(), 800), (" c".as_bytes().to_vec(), 801), ("\u{e9}\u{e9}".as_bytes().to_vec(), 802)]);
@@ -169,16 +225,24 @@ pub fn pairbpe(data: &[u8]) {
         isolated: if split_kind >= 2 { compiled.stages.clone() } else { vec![] },
         text_prefix: prefixes & 1 != 0,
         piece_prefix: prefixes & 2 != 0,
+        // bits 2-5: Metaspace (no split pattern), its scheme, its split; bit 6: not the first segment
+        metaspace: (split_kind == 0 && prefixes & 4 != 0).then(|| Metaspace {
+            replacement: MARKER,
+            prepend: [Prepend::Always, Prepend::First, Prepend::Never, Prepend::First][(prefixes as usize >> 3) & 3],
+            split: prefixes & 32 != 0,
+        }),
     };
+    let first = prefixes & 64 == 0;
     let reference_symbols = |piece: &str| match &symbols {
         Symbols::Chars(s) => reference_char_symbols(s, piece),
         Symbols::Bytes(b) => piece.bytes().map(|v| b[v as usize]).filter(|&v| v != DROP).collect(),
     };
     // the reference pieces, from fancy-regex
     let prefixed = if split.text_prefix && !text.starts_with(' ') { format!(" {text}") } else { text.clone() };
-    let pieces: Vec<String> = match split_kind {
-        0 => vec![prefixed.clone()],
-        1 => {
+    let pieces: Vec<String> = match (split_kind, split.metaspace) {
+        (0, Some(m)) => reference_metaspace(&m, &text, first),
+        (0, None) => vec![prefixed.clone()],
+        (1, _) => {
             let Ok(p) = compiled.gpt2_regex.split(&prefixed) else { return };
             p.into_iter().map(str::to_string).collect()
         }
@@ -212,9 +276,13 @@ pub fn pairbpe(data: &[u8]) {
         raw_pieces.push((p, merged));
     }
     let model = PairBpe::new(symbols, &merges, whole, split).expect("fresh merges never repeat a pair");
-    let got = model.encode(&text).expect("encode");
+    let encode = |text: &str| {
+        let mut out = Vec::new();
+        model.encode_segment(text, first, &mut out).map(|()| out)
+    };
+    let got = encode(&text).expect("encode");
     assert_eq!(got, want, "encode {text:?} (flags {flags:#x}, prefixes {prefixes})");
-    assert_eq!(model.encode(&text).expect("encode"), want, "the second encode (piece cache) of {text:?}");
+    assert_eq!(encode(&text).expect("encode"), want, "the second encode (piece cache) of {text:?}");
     for (p, merged) in raw_pieces.iter().filter(|(p, _)| !p.is_empty()) {
         let mut ids = Vec::new();
         model.encode_piece(p.as_bytes(), &mut ids).expect("a short piece");

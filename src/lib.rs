@@ -10,6 +10,7 @@ pub mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod merge;
+pub mod normalizer;
 pub mod pairbpe;
 pub mod parallel;
 pub mod prefetch;

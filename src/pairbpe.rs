@@ -154,6 +154,12 @@ pub struct CharSymbols {
     /// The unk token's id (`None`: no unk token, an unknown character is dropped).
     pub unk: Option<u32>,
     pub fuse_unk: bool,
+    /// A character that no merge joins to the character before it unless that one is the same
+    /// (SentencePiece's `▁` in Llama-2-style files, whose tokens hold it only at their start): a
+    /// text with no pre-tokenizer is then merged in parts cut before each such character that
+    /// follows another character, each part cached as a piece. The caller checks the merges'
+    /// strings (`bpekit.pipeline.models.BPE.fast_merge`); `None`: the text is one piece.
+    pub marker: Option<char>,
 }
 
 impl CharSymbols {
@@ -210,6 +216,49 @@ pub struct Split {
     pub text_prefix: bool,
     /// Prefix every piece with a space unless it starts with one (`Split` then `ByteLevel`).
     pub piece_prefix: bool,
+    /// Hugging Face's `Metaspace` pre-tokenizer, standing for `splitter` and `isolated`.
+    pub metaspace: Option<Metaspace>,
+}
+
+/// Hugging Face's `Metaspace`: spaces become `replacement`, which is put before a text that does
+/// not start with it (`prepend`: always, or only for the text's first segment, the one at the
+/// start of the input: `First`), and which starts a new piece where `split` (each one: `"a▁▁b"`
+/// is `"a"`, `"▁"`, `"▁b"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metaspace {
+    pub replacement: char,
+    pub prepend: Prepend,
+    pub split: bool,
+}
+
+/// `Metaspace`'s `prepend_scheme`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prepend {
+    Always,
+    First,
+    Never,
+}
+
+impl Metaspace {
+    /// `text` (not empty) with its spaces replaced and the replacement prepended as the scheme
+    /// says; `first`: the segment starts the input (no added token before it).
+    fn apply(&self, text: &str, first: bool) -> String {
+        let r = self.replacement;
+        let mut out = String::with_capacity(text.len() + r.len_utf8());
+        let prepend = match self.prepend {
+            Prepend::Always => true,
+            Prepend::First => first,
+            Prepend::Never => false,
+        };
+        // (a text starting with a space starts with the replacement once it is replaced)
+        if prepend && !text.starts_with(r) && !text.starts_with(' ') {
+            out.push(r);
+        }
+        for c in text.chars() {
+            out.push(if c == ' ' { r } else { c });
+        }
+        out
+    }
 }
 
 pub struct PairBpe {
@@ -522,8 +571,20 @@ impl PairBpe {
 
     /// [`Self::encode`], appending to `out` (on an error, `out` may hold the ids before it).
     pub fn encode_into(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
+        self.encode_segment(text, true, out)
+    }
+
+    /// [`Self::encode_into`] of one segment of an input cut at added tokens; `first`: the
+    /// segment starts the input (`Metaspace`'s `First` scheme prepends only to that one).
+    pub fn encode_segment(&self, text: &str, first: bool, out: &mut Vec<u32>) -> Result<()> {
         let prefixed;
-        let text = if self.split.text_prefix && !text.starts_with(' ') {
+        let text = if let Some(m) = &self.split.metaspace {
+            if text.is_empty() {
+                return Ok(()); // nothing to prepend to, as in Hugging Face
+            }
+            prefixed = m.apply(text, first);
+            prefixed.as_str()
+        } else if self.split.text_prefix && !text.starts_with(' ') {
             prefixed = format!(" {text}");
             prefixed.as_str()
         } else {
@@ -545,12 +606,28 @@ impl PairBpe {
                 }
                 return Ok(());
             }
-            match &self.split.splitter {
-                Some(splitter) => splitter.for_each_piece(text, piece),
-                None if bytes.is_empty() => Ok(()), // an empty text is no piece to prefix
-                None => piece(0, bytes.len()),
+            match (&self.split.splitter, self.marker()) {
+                (Some(splitter), _) => splitter.for_each_piece(text, piece),
+                (None, _) if bytes.is_empty() => Ok(()), // an empty text is no piece to prefix
+                (None, _) if self.split.metaspace.is_some_and(|m| m.split) => {
+                    let r = self.split.metaspace.map_or(' ', |m| m.replacement);
+                    each_before(text, r).try_for_each(|(s, e)| piece(s, e))
+                }
+                (None, Some(marker)) => marker_parts(text, marker).try_for_each(|(s, e)| piece(s, e)),
+                (None, None) => piece(0, bytes.len()),
             }
         })
+    }
+
+    /// The character a text with no pre-tokenizer may be cut before ([`CharSymbols::marker`]);
+    /// never with `ignore_merges`, which looks the whole text up first.
+    fn marker(&self) -> Option<char> {
+        match &self.symbols {
+            Symbols::Chars(c) if self.whole.is_none() && !self.split.piece_prefix && !self.split.text_prefix => {
+                c.marker.filter(|m| c.chars.contains_key(m))
+            }
+            _ => None,
+        }
     }
 
     /// Encodes `text[s..e]` from split stage `stage` on: cut by that stage, each part from the
@@ -615,6 +692,32 @@ impl PairBpe {
             self.encode_piece_with(piece, out, cache)
         }
     }
+}
+
+/// `text` (non-empty) cut before each `marker` that follows another character:
+/// `"▁a▁▁b▁c"` -> `"▁a"`, `"▁▁b"`, `"▁c"`.
+fn marker_parts(text: &str, marker: char) -> impl Iterator<Item = (usize, usize)> + '_ {
+    parts_ending_at(text, move |at| !text[..at].ends_with(marker), marker)
+}
+
+/// `text` (non-empty) cut before every `c`: `"a▁▁b"` -> `"a"`, `"▁"`, `"▁b"` (`Metaspace`'s
+/// split, Hugging Face's `MergedWithNext`).
+fn each_before(text: &str, c: char) -> impl Iterator<Item = (usize, usize)> + '_ {
+    parts_ending_at(text, |_| true, c)
+}
+
+/// `text` cut before each `c` after its start where `keep(position)`, as `(start, end)` spans.
+fn parts_ending_at<'a>(text: &'a str, keep: impl Fn(usize) -> bool + 'a, c: char) -> impl Iterator<Item = (usize, usize)> + 'a {
+    let ends = text
+        .match_indices(c)
+        .map(|(at, _)| at)
+        .filter(move |&at| at > 0 && keep(at))
+        .chain(std::iter::once(text.len()));
+    ends.scan(0, |start, end| {
+        let part = (*start, end);
+        *start = end;
+        Some(part)
+    })
 }
 
 /// What `PairBpe::encode_stages` reuses: the pieces of every stage on the way down (a stack),
@@ -794,7 +897,7 @@ mod tests {
         for (b, slot) in byte_ids.iter_mut().enumerate() {
             *slot = b as u32;
         }
-        let split = Split { splitter: Some(Pretokenizer::new(r"\S+|\s+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false };
+        let split = Split { splitter: Some(Pretokenizer::new(r"\S+|\s+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None };
         PairBpe::new(Symbols::Bytes(byte_ids), merges, None, split).unwrap()
     }
 
@@ -872,7 +975,7 @@ mod tests {
             *slot = b as u32;
         }
         let stages = ["a$|b", "c", "d"].map(String::from);
-        let split = Split { splitter: None, isolated: RegexSplitter::all(&stages).unwrap(), text_prefix: false, piece_prefix: false };
+        let split = Split { splitter: None, isolated: RegexSplitter::all(&stages).unwrap(), text_prefix: false, piece_prefix: false, metaspace: None };
         let m = PairBpe::new(Symbols::Bytes(byte_ids), &[(97, 97, 300)], None, split).unwrap();
         let long = format!("{}aab", "c".repeat(40));
         let want_long: Vec<u32> = std::iter::repeat_n(99, 40).chain([300, 98]).collect();
@@ -940,7 +1043,7 @@ mod tests {
         }
         for n in [MAX_TAIL_STAGES, MAX_TAIL_STAGES + 1, 5000] {
             let stages: Vec<String> = (0..n).map(|i| if i % 2 == 0 { "b".to_string() } else { "c+".to_string() }).collect();
-            let split = Split { splitter: None, isolated: RegexSplitter::all(&stages).unwrap(), text_prefix: false, piece_prefix: false };
+            let split = Split { splitter: None, isolated: RegexSplitter::all(&stages).unwrap(), text_prefix: false, piece_prefix: false, metaspace: None };
             let m = PairBpe::new(Symbols::Bytes(byte_ids), &[(97, 97, 300)], None, split).unwrap();
             let text = "aabaaccaa".repeat(20);
             // cut at every "b" and run of "c": "aa" merges, nothing else does
@@ -960,8 +1063,31 @@ mod tests {
 
     #[test]
     fn repeated_merge_is_an_error() {
-        let split = Split { splitter: Some(Pretokenizer::new(r"\S+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false };
+        let split = Split { splitter: Some(Pretokenizer::new(r"\S+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None };
         assert!(PairBpe::new(Symbols::Bytes([0; 256]), &[(1, 2, 3), (1, 2, 4)], None, split).is_err());
+    }
+
+    #[test]
+    fn marker_parts_cut_before_a_marker_after_another_character() {
+        let parts = |t: &str| marker_parts(t, '\u{2581}').map(|(s, e)| t[s..e].to_string()).collect::<Vec<_>>();
+        assert_eq!(parts("\u{2581}a\u{2581}\u{2581}b\u{2581}c"), ["\u{2581}a", "\u{2581}\u{2581}b", "\u{2581}c"]);
+        assert_eq!(parts("ab"), ["ab"]);
+        assert_eq!(parts("a\u{2581}"), ["a", "\u{2581}"]);
+        assert_eq!(parts("\u{2581}\u{2581}"), ["\u{2581}\u{2581}"]);
+        let each = |t: &str| each_before(t, '\u{2581}').map(|(s, e)| t[s..e].to_string()).collect::<Vec<_>>();
+        assert_eq!(each("a\u{2581}\u{2581}b\u{2581}"), ["a", "\u{2581}", "\u{2581}b", "\u{2581}"]);
+        assert_eq!(each("\u{2581}x"), ["\u{2581}x"]);
+    }
+
+    #[test]
+    fn metaspace_prepends_as_its_scheme_says() {
+        let m = |prepend| Metaspace { replacement: '\u{2581}', prepend, split: true };
+        assert_eq!(m(Prepend::Always).apply("a b", false), "\u{2581}a\u{2581}b");
+        assert_eq!(m(Prepend::First).apply("a b", false), "a\u{2581}b");
+        assert_eq!(m(Prepend::First).apply("a b", true), "\u{2581}a\u{2581}b");
+        assert_eq!(m(Prepend::Never).apply(" a", true), "\u{2581}a");
+        assert_eq!(m(Prepend::Always).apply(" a", true), "\u{2581}a");
+        assert_eq!(m(Prepend::Always).apply("\u{2581}a", true), "\u{2581}a");
     }
 
     #[test]
@@ -975,8 +1101,9 @@ mod tests {
             bytes: fallback.then_some(bytes),
             unk: Some(3),
             fuse_unk: fuse,
+            marker: None,
         };
-        let split = || Split { splitter: None, isolated: vec![], text_prefix: false, piece_prefix: false };
+        let split = || Split { splitter: None, isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None };
         let m = PairBpe::new(Symbols::Chars(chars(true, true)), &[(0, 1, 2)], None, split()).unwrap();
         assert_eq!(m.encode("abé€€a b").unwrap(), vec![2, 4, 5, 3, 0, 3, 1]); // the space is unknown too
         let m = PairBpe::new(Symbols::Chars(chars(false, false)), &[(0, 1, 2)], None, split()).unwrap();

@@ -48,11 +48,13 @@ from bpekit.formats import bpekit_file
 from bpekit.formats.bpekit_file import FORMAT, VERSION  # noqa: F401  (re-exported)
 from bpekit.formats.recover import recover_merges
 from bpekit.pipeline import decoders, pre_tokenizers
+from bpekit.pipeline.pre_tokenizers import Metaspace
 from bpekit.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bpekit.pipeline.base import Pattern
 from bpekit.pipeline.byte_level import to_chars
-from bpekit.pipeline.fast import core_model, core_splitter, encode_texts
+from bpekit.pipeline.fast import core_model, core_splitter, encode_texts, metaspace_config
 from bpekit.pipeline.models import BPE, CACHE_MAX_WORD
+from bpekit.pipeline.normalizers import core_normalizer
 from bpekit.pipeline.processors import affixes
 from bpekit.pipeline.rank_model import RankBPE, SentencePieceStage
 from bpekit.tokenizer_export import onig_pattern, tiktoken_sidecar, tiktoken_text
@@ -215,19 +217,25 @@ class Tokenizer:
         if key[0] != built[0]:
             normalize = self.normalizer.normalize if self.normalizer is not None else None
             self.added_tokens = AddedVocabulary(self.added_tokens.tokens, normalize)
-        if key[:3] != built[:3]:  # the Rust splitter and model
+        # the Rust splitter and model (with Metaspace, whether its "first" scheme can run in Rust
+        # depends on the added tokens too)
+        if key[:3] != built[:3] or (isinstance(self.pre_tokenizer, Metaspace) and key[3] != built[3]):
             self._splitter = core_splitter(self.pre_tokenizer) if isinstance(self.model, BPE) else None
             self._fast = core_model(self.pre_tokenizer, self.model) if self._splitter is not None else None
             if isinstance(self.model, SentencePieceStage) and self.pre_tokenizer is None:
                 self._fast = self.model.spm._core  # normalizes and merges a segment in one Rust call
             elif isinstance(self.model, BPE) and self.pre_tokenizer is None:
                 self._fast = self.model.fast_merge  # a segment is one word (Llama-2-style files)
+            elif isinstance(self.model, BPE) and (
+                ms := metaspace_config(self.pre_tokenizer, self.added_tokens.rust_matchers is not None)
+            ):
+                self._fast = self.model.char_merge(ms)  # Metaspace and the model in one Rust call
             self._pieces: dict[str, list[int]] = {}
             self._push_cache_budget()
         # the pair model cuts added tokens itself (`encode_added`), unless one is single_word
         self._added_fast = self.added_tokens.rust_matchers if isinstance(self._fast, _core.PairBPE) else None
         n = self.normalizer  # what `encode_added` needs of it: the call, and whether ASCII is left as it is
-        self._normalize = (n.core_form or n.normalize, n.ascii_invariant) if n is not None else (None, False)
+        self._normalize = (core_normalizer(n), n.ascii_invariant) if n is not None else (None, False)
         self._built_for = self._stage_key()  # (the added tokens may be new)
 
     def _bind_calls(self) -> None:

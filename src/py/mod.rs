@@ -95,6 +95,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<decode::SentencePieceIds>()?;
     m.add_function(wrap_pyfunction!(encoder::parse_tiktoken_ranks, m)?)?;
     m.add_class::<pairbpe::PairBPE>()?;
+    m.add_class::<text::Normalizer>()?;
     m.add_class::<pairbpe::IsolatedSplit>()?;
     m.add_class::<added::LiteralMatcher>()?;
     m.add_class::<sentencepiece::SentencePieceCore>()?;

@@ -8,10 +8,10 @@ use super::added::LiteralMatcher;
 use super::calls::{batch_texts, HOLD_GIL_BELOW};
 use super::text::utf8;
 use super::{run, run_held};
-use crate::pairbpe::{byte_level_bytes, merge_ids, CharSymbols, PairBpe, Split, Symbols};
+use crate::pairbpe::{byte_level_bytes, merge_ids, CharSymbols, Metaspace, PairBpe, Prepend, Split, Symbols};
 use std::borrow::Cow;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
-use crate::hf_unicode::Form;
+use crate::normalizer::Program;
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyList, PyString};
 
@@ -28,8 +28,8 @@ pub fn pair_merge_ids(
     run(py, || merge_ids(&vocab, &merges, prefix_len))
 }
 
-/// `(one-character tokens, byte-token ids, unk id, fuse_unk)`: see `PairBPE.new`.
-type CharConfig = (rustc_hash::FxHashMap<String, u32>, Option<Vec<u32>>, Option<u32>, bool);
+/// `(one-character tokens, byte-token ids, unk id, fuse_unk, marker)`: see `PairBPE.new`.
+type CharConfig = (rustc_hash::FxHashMap<String, u32>, Option<Vec<u32>>, Option<u32>, bool, Option<char>);
 
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct PairBPE {
@@ -45,10 +45,13 @@ impl PairBPE {
     /// byte alphabet are left out); `pattern` `None`: no split, a text is one piece; `isolated`:
     /// Hugging Face `Split(Isolated)` patterns (fancy-regex syntax) that cut the text one after
     /// the other instead of `pattern`; `chars`: a model over characters instead of bytes,
-    /// `(one-character tokens, the 256 byte-token ids or None, unk id or None, fuse_unk)`
-    /// (`byte_ids` is then unused and `whole` holds the tokens' own text).
+    /// `(one-character tokens, the 256 byte-token ids or None, unk id or None, fuse_unk, marker
+    /// or None)` (`byte_ids` is then unused and `whole` holds the tokens' own text; `marker`:
+    /// see `CharSymbols::marker`); `metaspace`: Hugging Face's `Metaspace` pre-tokenizer instead
+    /// of `pattern` and `isolated`, `(replacement, prepend_scheme, split)` (`"always"`, `"first"`
+    /// or `"never"`).
     #[new]
-    #[pyo3(signature = (byte_ids, merges, pattern, text_prefix = false, piece_prefix = false, whole = None, isolated = vec![], chars = None))]
+    #[pyo3(signature = (byte_ids, merges, pattern, text_prefix = false, piece_prefix = false, whole = None, isolated = vec![], chars = None, metaspace = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -60,7 +63,19 @@ impl PairBPE {
         whole: Option<rustc_hash::FxHashMap<String, u32>>,
         isolated: Vec<String>,
         chars: Option<CharConfig>,
+        metaspace: Option<(char, String, bool)>,
     ) -> PyResult<Self> {
+        let metaspace = metaspace
+            .map(|(replacement, scheme, split)| {
+                let prepend = match scheme.as_str() {
+                    "always" => Prepend::Always,
+                    "first" => Prepend::First,
+                    "never" => Prepend::Never,
+                    _ => return Err(pyo3::exceptions::PyValueError::new_err(format!("unknown prepend_scheme {scheme:?}"))),
+                };
+                Ok(Metaspace { replacement, prepend, split })
+            })
+            .transpose()?;
         run(py, || {
             let ids256 = |v: Vec<u32>, what: &str| -> crate::Result<[u32; 256]> {
                 v.try_into().map_err(|v: Vec<u32>| crate::Error::Vocab(format!("{what} needs 256 ids, got {}", v.len())))
@@ -72,7 +87,7 @@ impl PairBPE {
                     });
                     (Symbols::Bytes(ids256(byte_ids, "byte_ids")?), whole)
                 }
-                Some((singles, bytes, unk, fuse_unk)) => {
+                Some((singles, bytes, unk, fuse_unk, marker)) => {
                     let mut chars = rustc_hash::FxHashMap::default();
                     for (t, i) in singles {
                         let mut it = t.chars();
@@ -82,12 +97,12 @@ impl PairBPE {
                     }
                     let bytes = bytes.map(|b| ids256(b, "byte tokens")).transpose()?;
                     let whole = whole.map(|w| w.into_iter().filter(|(t, _)| !t.is_empty()).map(|(t, i)| (t.into_bytes(), i)).collect());
-                    (Symbols::Chars(CharSymbols { chars, bytes, unk, fuse_unk }), whole)
+                    (Symbols::Chars(CharSymbols { chars, bytes, unk, fuse_unk, marker }), whole)
                 }
             };
             let isolated = RegexSplitter::all(&isolated)?;
             let splitter = pattern.map(Pretokenizer::new).transpose()?;
-            let split = Split { splitter, isolated, text_prefix, piece_prefix };
+            let split = Split { splitter, isolated, text_prefix, piece_prefix, metaspace };
             let model = PairBpe::new(symbols, &merges, whole, split)?;
             let ints = IdInts::new(model.max_id());
             Ok(PairBPE { model, ints })
@@ -148,7 +163,7 @@ impl PairBPE {
         let texts = batch_texts(&texts)?; // lone surrogates fixed as tiktoken does
         let (raw, norm) = (raw.as_deref(), norm.as_deref());
         let normalize = Normalize::of(normalize.as_ref())?;
-        // a Python normalizer: every text prepared on this thread first; none, or a Unicode form:
+        // a Python normalizer: every text prepared on this thread first; none, or a Rust program:
         // each text prepared on the batch's threads as it is encoded
         let prepared = match normalize {
             Normalize::Call(_) => Some(texts.iter().map(|t| Prepared::new(py, t, raw, &normalize, ascii_invariant)).collect::<PyResult<Vec<_>>>()?),
@@ -158,11 +173,11 @@ impl PairBPE {
             Some(prepared) => prepared.iter().map(|p| p.text.len()).collect(),
             None => texts.iter().map(|t| t.len()).collect(),
         };
-        let form = normalize.form();
+        let program = normalize.program();
         let encode = |i: usize, out: &mut Vec<u32>| {
             match &prepared {
                 Some(prepared) => self.encode_prepared(&prepared[i], norm, out),
-                None => Prepared::in_rust(&texts[i], raw, form, ascii_invariant).and_then(|p| self.encode_prepared(&p, norm, out)),
+                None => Prepared::in_rust(&texts[i], raw, program, ascii_invariant).and_then(|p| self.encode_prepared(&p, norm, out)),
             }
             .map_err(Fail::Core)
         };
@@ -210,26 +225,28 @@ impl PairBPE {
     }
 }
 
-/// How a pipeline's text is normalized: not at all, by a Unicode form in Rust (the normalizer is
-/// exactly `NFC`, `NFD`, `NFKC` or `NFKD`, and Python passes the form's name), or by a Python
-/// callable.
+/// How a pipeline's text is normalized: not at all, by a program of steps in Rust (a
+/// `_core.Normalizer`, which Python passes where the normalizer's stages have one:
+/// `bpekit.pipeline.normalizers.core_normalizer`), or by a Python callable.
 pub(super) enum Normalize<'a, 'py> {
     Nothing,
-    Form(Form),
+    Program(&'a Program),
     Call(&'a Bound<'py, PyAny>),
 }
 
 impl<'a, 'py> Normalize<'a, 'py> {
     pub(super) fn of(arg: Option<&'a Bound<'py, PyAny>>) -> PyResult<Self> {
         let Some(arg) = arg else { return Ok(Normalize::Nothing) };
-        let Ok(name) = arg.cast::<PyString>() else { return Ok(Normalize::Call(arg)) };
-        Ok(Normalize::Form(super::text::form_arg(name.to_str()?)?))
+        match arg.cast::<super::text::Normalizer>() {
+            Ok(n) => Ok(Normalize::Program(&n.get().program)),
+            Err(_) => Ok(Normalize::Call(arg)),
+        }
     }
 
-    /// The Unicode form, if that is what normalizes.
-    fn form(&self) -> Option<Form> {
+    /// The Rust program, if that is what normalizes.
+    fn program(&self) -> Option<&'a Program> {
         match self {
-            Normalize::Form(f) => Some(*f),
+            Normalize::Program(p) => Some(p),
             _ => None,
         }
     }
@@ -247,18 +264,18 @@ impl<'a> Prepared<'a> {
     /// and `ascii_invariant`; a Python normalizer is called here (the GIL held).
     fn new(py: Python<'_>, text: &'a str, raw: Option<&LiteralMatcher>, normalize: &Normalize<'_, '_>, ascii_invariant: bool) -> PyResult<Prepared<'a>> {
         let Normalize::Call(f) = normalize else {
-            return Prepared::in_rust(text, raw, normalize.form(), ascii_invariant).map_err(|e| super::to_py_err(py, e));
+            return Prepared::in_rust(text, raw, normalize.program(), ascii_invariant).map_err(|e| super::to_py_err(py, e));
         };
         let keep = |part: &str| ascii_invariant && part.is_ascii();
         Prepared::cut(text, raw, keep, |part| Ok(Some(f.call1((part,))?.extract::<&str>()?.to_owned())), |e| super::to_py_err(py, e))
     }
 
-    /// As [`Prepared::new`] with no normalizer or a Unicode form: no Python, so on any thread.
-    fn in_rust(text: &'a str, raw: Option<&LiteralMatcher>, form: Option<Form>, ascii_invariant: bool) -> crate::Result<Prepared<'a>> {
-        let Some(form) = form else {
+    /// As [`Prepared::new`] with no normalizer or a Rust program: no Python, so on any thread.
+    fn in_rust(text: &'a str, raw: Option<&LiteralMatcher>, program: Option<&Program>, ascii_invariant: bool) -> crate::Result<Prepared<'a>> {
+        let Some(program) = program else {
             return Prepared::cut(text, raw, |_| true, |_| Ok(None), |e| e);
         };
-        let normalize = |part: &str| Ok(match form.normalize(part) {
+        let normalize = |part: &str| Ok(match program.apply(part) {
             Cow::Borrowed(_) => None,
             Cow::Owned(changed) => Some(changed),
         });
@@ -327,18 +344,20 @@ impl PairBPE {
 
     /// The ids of a prepared text: each part cut at `norm`'s tokens and the pieces between them
     /// encoded, the raw tokens between the parts.
+    /// The segment that starts the input (the first part, before any raw token, from its
+    /// start) is encoded as the first (`PairBpe::encode_segment`).
     fn encode_prepared(&self, p: &Prepared<'_>, norm: Option<&LiteralMatcher>, out: &mut Vec<u32>) -> crate::Result<()> {
         let mut from = 0;
-        for &(end, raw) in &p.cuts {
+        for (i, &(end, raw)) in p.cuts.iter().enumerate() {
             let part = &p.text[from..end];
             match norm {
                 _ if part.is_empty() => {}
-                None => self.model.encode_into(part, out)?,
+                None => self.model.encode_segment(part, i == 0, out)?,
                 Some(m) => {
                     for (s, e, id) in m.segments(part)? {
                         match id {
                             Some(id) => out.push(id),
-                            None => self.model.encode_into(&part[s..e], out)?,
+                            None => self.model.encode_segment(&part[s..e], i == 0 && s == 0, out)?,
                         }
                     }
                 }

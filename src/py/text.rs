@@ -8,14 +8,20 @@
 //! benign text at 10 MB of them). Here the string's code points are copied out once
 //! (`PyUnicode_AsUCS4`) and one Rust pass writes the same string as UTF-8
 //! (`crate::surrogates`).
+//!
+//! Also Hugging Face's text rules for the Python stages (`normalize_unicode`, `strip_marks`,
+//! `lowercase`, ...) and `Normalizer`, the program of normalizer steps the Rust pipelines run
+//! (`crate::normalizer`).
 
 use super::calls::HOLD_GIL_BELOW;
 use super::{run, run_held};
 use crate::hf_unicode::Form;
+use crate::normalizer::{Program, Step};
 use crate::surrogates::join_surrogates;
+use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyString, PyTuple};
 use std::borrow::Cow;
 
 /// The UTF-8 of `s` with its lone surrogates fixed as tiktoken does (any `str`; one without
@@ -53,7 +59,7 @@ pub fn fix_surrogates(text: &Bound<'_, PyString>) -> PyResult<String> {
 
 /// The Unicode form named `name` (`"NFC"`, `"NFD"`, `"NFKC"`, `"NFKD"`), or a `ValueError`.
 pub(super) fn form_arg(name: &str) -> PyResult<Form> {
-    Form::parse(name).ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown Unicode form {name:?} (NFC, NFD, NFKC or NFKD)")))
+    Form::parse(name).ok_or_else(|| PyValueError::new_err(format!("unknown Unicode form {name:?} (NFC, NFD, NFKC or NFKD)")))
 }
 
 /// `text` itself where `changed` borrows it (nothing changed), else a new string.
@@ -99,4 +105,51 @@ pub fn class_runs(text: &Bound<'_, PyString>, class: &str) -> PyResult<Vec<(usiz
 #[pyfunction]
 pub fn is_word_char(c: char) -> PyResult<bool> {
     crate::hf_unicode::is_word_char(c).ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("the regex crate's Unicode word tables are missing"))
+}
+
+/// `bpekit._core.Normalizer(steps)`: a program of Hugging Face normalizers that the Rust
+/// pipelines run themselves ([`crate::normalizer`]). `steps` is a list of tuples, as
+/// `Normalizer.core_steps()` makes them: `("form", "NFC")` (or NFD, NFKC, NFKD),
+/// `("lowercase",)`, `("strip_accents",)`, `("strip", left, right)`, `("replace", literal,
+/// content)` and `("prepend", text)`.
+#[pyclass(frozen, module = "bpekit._core")]
+pub struct Normalizer {
+    pub(super) program: Program,
+}
+
+#[pymethods]
+impl Normalizer {
+    #[new]
+    fn new(steps: Vec<Bound<'_, PyTuple>>) -> PyResult<Self> {
+        let steps = steps.iter().map(step_arg).collect::<PyResult<Vec<_>>>()?;
+        Ok(Normalizer { program: Program { steps } })
+    }
+
+    /// `text` after every step (the same object when nothing changes it). A text with lone
+    /// surrogates raises `UnicodeEncodeError`.
+    fn normalize<'py>(&self, text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
+        Ok(same_or_new(text, self.program.apply(text.to_str()?)))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Normalizer({:?})", self.program.steps)
+    }
+}
+
+/// One step of a `Normalizer`'s list, or a `ValueError` naming what is wrong with it.
+fn step_arg(t: &Bound<'_, PyTuple>) -> PyResult<Step> {
+    let bad = || PyValueError::new_err(format!("not a normalizer step: {t}"));
+    let name: String = t.get_item(0).map_err(|_| bad())?.extract().map_err(|_| bad())?;
+    let text = |i: usize| -> PyResult<String> { t.get_item(i).map_err(|_| bad())?.extract().map_err(|_| bad()) };
+    let flag = |i: usize| -> PyResult<bool> { t.get_item(i).map_err(|_| bad())?.extract().map_err(|_| bad()) };
+    let step = match (name.as_str(), t.len()) {
+        ("form", 2) => Step::Form(form_arg(&text(1)?)?),
+        ("lowercase", 1) => Step::Lowercase,
+        ("strip_accents", 1) => Step::StripMarks,
+        ("strip", 3) => Step::Strip { left: flag(1)?, right: flag(2)? },
+        ("replace", 3) => Step::Replace { from: text(1)?, to: text(2)? },
+        ("prepend", 2) => Step::Prepend(text(1)?),
+        _ => return Err(bad()),
+    };
+    Ok(step)
 }

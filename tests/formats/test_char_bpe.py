@@ -8,12 +8,15 @@ shared Llama GGUF vocabulary as Hugging Face's ``LlamaConverter`` builds it, aga
 from __future__ import annotations
 
 import functools
+import json
 import pickle
 import random
 from pathlib import Path
 
 import pytest
-from bpekit.pipeline.models import BPE
+from bpekit import _core
+from bpekit.formats.hf import from_document
+from bpekit.pipeline.models import BPE, MARKER
 from bpekit.tokenizer import Tokenizer
 from datapaths import DATA
 from formats.test_pairbpe import random_merges
@@ -127,3 +130,113 @@ def test_whole_texts_are_not_kept_in_the_word_caches():
         assert model.tokenize(word) == model.merge_word(word)
     assert model.tokenize("abc") == model.merge_word("abc")
     assert list(model._cache) == ["abc"]
+
+
+# ---------------------------------------------------------------- cut before ▁, and Metaspace in Rust
+
+LLAMA2_NORMALIZER = {
+    "type": "Sequence",
+    "normalizers": [{"type": "Prepend", "prepend": MARKER}, {"type": "Replace", "pattern": {"String": " "}, "content": MARKER}],
+}
+
+
+def _small_char_tokenizer(merges: list[tuple[str, str]], *, normalizer: dict | None = None, pre: dict | None = None,
+                          added: list[dict] = ()) -> tuple[Tokenizer, object]:
+    """A character BPE with byte fallback over ``abc▁`` and ``merges``: ours and ``tokenizers``'."""
+    tokenizers = pytest.importorskip("tokenizers")
+    tokens = ["<unk>", "<s>"] + [f"<0x{b:02X}>" for b in range(256)] + list("abc" + MARKER) + [a + b for a, b in merges]
+    vocab = {t: i for i, t in enumerate(dict.fromkeys(tokens))}
+    model = tokenizers.models.BPE(vocab=vocab, merges=merges, unk_token="<unk>", fuse_unk=True, byte_fallback=True)
+    doc = json.loads(tokenizers.Tokenizer(model).to_str())
+    doc["normalizer"], doc["pre_tokenizer"] = normalizer, pre
+    more = [{**t, "id": len(vocab) + i} for i, t in enumerate(added)]  # ids after the vocabulary's
+    doc["added_tokens"] = [{"id": vocab["<s>"], "content": "<s>", "single_word": False, "lstrip": False, "rstrip": False,
+                            "normalized": False, "special": True}, *more]
+    return from_document(doc), tokenizers.Tokenizer.from_str(json.dumps(doc))
+
+
+EDGE_TEXTS = ["abc abc", "  abc  c a", "c abc\u00e9 \U0001f600a", "<s>abc <s> c", "abc<s>", "<s> <s>", "", " ", "cc  ",
+              "\u2581a \u2581\u2581b", "a" * 300 + " bc" * 100, "x<s>y z<s>"]
+MERGES = [(MARKER, "a"), ("b", "c"), (MARKER + "a", "bc"), (MARKER, MARKER), ("a", "b")]
+
+
+def _same_as_tokenizers(ours: Tokenizer, hf: object, texts: list[str]) -> None:
+    want = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    assert [ours.encode(t) for t in texts] == want
+    assert ours.encode_batch(texts, num_threads=2) == want
+    flat, offsets = ours.encode_batch_to_numpy(texts, num_threads=2)
+    assert [flat[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want
+    assert ours.count_batch(texts, num_threads=2) == [len(w) for w in want]
+    assert [ours.count(t) for t in texts] == [len(w) for w in want]
+
+
+@pytest.mark.parametrize("crossing", [False, True])
+def test_llama2_style_texts_cut_before_the_marker_as_tokenizers(crossing: bool) -> None:
+    """A merge that joins a character to a following ``▁`` (``crossing``) turns the cut off; either
+    way the ids are ``tokenizers``', and the normalizer runs in Rust."""
+    merges = MERGES + ([("c", MARKER)] if crossing else [])
+    ours, hf = _small_char_tokenizer(merges, normalizer=LLAMA2_NORMALIZER)
+    assert ours.model._cuts_before(MARKER) is not crossing
+    ours._refresh()
+    assert isinstance(ours._normalize[0], _core.Normalizer)
+    _same_as_tokenizers(ours, hf, EDGE_TEXTS)
+
+
+def test_the_unk_token_must_not_end_with_the_marker() -> None:
+    vocab = {"a": 0, MARKER: 1, "x" + MARKER: 2}
+    assert not BPE(vocab, [], unk_token="x" + MARKER)._cuts_before(MARKER)
+    assert BPE(vocab, [], unk_token=None)._cuts_before(MARKER)
+    assert not BPE({"a": 0}, [])._cuts_before(MARKER)  # no marker token
+
+
+NORMALIZED_ADDED = {"content": "ca", "single_word": False, "lstrip": True, "rstrip": False, "normalized": True,
+                    "special": False}
+SINGLE_WORD = {"content": "cc", "single_word": True, "lstrip": False, "rstrip": False, "normalized": False,
+               "special": False}
+
+
+@pytest.mark.parametrize("scheme", ["always", "first", "never"])
+@pytest.mark.parametrize("split", [True, False])
+@pytest.mark.parametrize("added", [[], [NORMALIZED_ADDED], [SINGLE_WORD]], ids=["plain", "normalized", "single_word"])
+def test_metaspace_runs_in_rust_as_tokenizers(scheme: str, split: bool, added: list[dict]) -> None:
+    """``Metaspace`` before a character BPE, every scheme, split or not, with added tokens cut in
+    Rust (then ``first`` is the input's first segment alone) or in Python (a ``single_word`` token:
+    the ``first`` scheme stays in Python)."""
+    pre = {"type": "Metaspace", "replacement": MARKER, "prepend_scheme": scheme, "split": split}
+    ours, hf = _small_char_tokenizer(MERGES, pre=pre, added=added)
+    ours._refresh()
+    in_rust = isinstance(ours._fast, _core.PairBPE)
+    assert in_rust is not (scheme == "first" and added == [SINGLE_WORD])
+    _same_as_tokenizers(ours, hf, EDGE_TEXTS + ["abc ca c", " ca<s>ca", "cc cc<s>cc", "ca", " ca", "b ca", "ca b", "cabc a"])
+
+
+def test_metaspace_follows_the_added_tokens_it_is_given() -> None:
+    """Replacing the added tokens with a ``single_word`` one moves the ``first`` scheme back to
+    Python (and back again)."""
+    from bpekit.pipeline.added_tokens import AddedToken, AddedVocabulary
+
+    pre = {"type": "Metaspace", "replacement": MARKER, "prepend_scheme": "first", "split": False}
+    ours, _ = _small_char_tokenizer(MERGES, pre=pre)
+    ours._refresh()
+    assert isinstance(ours._fast, _core.PairBPE)
+    plain = ours.added_tokens
+    ours.added_tokens = AddedVocabulary([*plain.tokens, AddedToken(len(ours.model.vocab), "cc", single_word=True)])
+    ours._refresh()
+    assert ours._fast is None and ours.encode("x cc<s>cc") == ours._encode_pipeline("x cc<s>cc", True)
+    ours.added_tokens = plain
+    ours._refresh()
+    assert isinstance(ours._fast, _core.PairBPE)
+
+
+@pytest.mark.skipif(not LLAMA_GGUF.is_file(), reason="llama-spm GGUF vocabulary not found")
+@pytest.mark.parametrize("scheme,split", [("first", False), ("always", True)])
+def test_metaspace_llama_tokenizer_json_encodes_as_tokenizers(tmp_path_factory, scheme: str, split: bool) -> None:
+    """The Llama vocabulary with the ``Metaspace`` pre-tokenizer that ``transformers`` writes for
+    non-legacy Llama/Mistral files (``first``, no split) and the older split form, on the corpora."""
+    tokenizers = pytest.importorskip("tokenizers")
+    doc = json.loads(_llama2_json(tmp_path_factory.mktemp("llama2")).read_text(encoding="utf-8"))
+    doc["normalizer"] = None
+    doc["pre_tokenizer"] = {"type": "Metaspace", "replacement": MARKER, "prepend_scheme": scheme, "split": split}
+    ours, hf = from_document(doc), tokenizers.Tokenizer.from_str(json.dumps(doc))
+    lines = [line for file_lines in corpus_lines().values() for line in file_lines[::40]]
+    _same_as_tokenizers(ours, hf, lines + EDGE_TEXTS)

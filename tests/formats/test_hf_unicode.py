@@ -15,6 +15,7 @@ import json
 import unicodedata
 
 import pytest
+from bpekit import _core
 from bpekit.formats.hf import from_document
 from bpekit.pipeline import normalizers as ours
 from hypothesis import given, settings
@@ -147,7 +148,7 @@ def test_a_tokenizer_with_nfc_encodes_newer_marks_as_hugging_face() -> None:
     hf.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=300, show_progress=False, special_tokens=["<x>"],
                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     tok = from_document(json.loads(hf.to_str()))
-    assert tok._normalize[0] == "NFC"  # the Rust pipeline applies the form itself
+    assert isinstance(tok._normalize[0], _core.Normalizer)  # the Rust pipeline applies the form itself
     docs = [NEWER_THAN_9, "<x>" + NEWER_THAN_9 + "<x>e\u0301", "plain ascii", "ạ\u1df6 \u00c5\u212b"]
     want = [e.ids for e in hf.encode_batch(docs, add_special_tokens=False)]
     assert [tok.encode(d) for d in docs] == want
@@ -163,5 +164,6 @@ def test_a_subclass_that_normalizes_otherwise_is_called() -> None:
         def normalize(self, text: str) -> str:
             return super().normalize(text).upper()
 
-    assert ours.NFC().core_form == "NFC" and Upper().core_form is None
-    assert ours.Lowercase().core_form is None
+    assert ours.NFC().core_steps() == [("form", "NFC")] and Upper().core_steps() is None
+    assert ours.Lowercase().core_steps() == [("lowercase",)]
+    assert ours.Sequence([ours.Lowercase(), Upper()]).core_steps() is None

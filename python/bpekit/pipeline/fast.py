@@ -27,7 +27,7 @@ from bpekit import _core
 from bpekit.patterns import PATTERNS
 from bpekit.pipeline.byte_level import BYTE_TO_CHAR, GPT2_PATTERN
 from bpekit.pipeline.models import BPE
-from bpekit.pipeline.pre_tokenizers import ByteLevel, PreTokenizer, Sequence, Split
+from bpekit.pipeline.pre_tokenizers import ByteLevel, Metaspace, PreTokenizer, Sequence, Split
 from bpekit.pipeline.onig import onig_to_regex
 from bpekit.tokenizer_export import onig_pattern
 
@@ -91,6 +91,16 @@ def isolated_config(pre: PreTokenizer | None) -> tuple[list[str], bool] | None:
             return None
         patterns.append("(?m)" + onig_to_regex(split.pattern.text))  # Ruby syntax: ^ $ are line anchors
     return patterns, byte_level.add_prefix_space
+
+
+def metaspace_config(pre: PreTokenizer | None, added_in_rust: bool) -> tuple[str, str, bool] | None:
+    """``(replacement, prepend_scheme, split)`` of a ``Metaspace`` pre-tokenizer that Rust can run
+    with a character BPE (``BPE.char_merge``), else ``None``. The ``"first"`` scheme prepends only
+    to the input's first segment, which only the Rust cut at added tokens tells the model
+    (``added_in_rust``; a ``single_word`` token is cut in Python)."""
+    if type(pre) is not Metaspace or (pre.prepend_scheme == "first" and not added_in_rust):
+        return None
+    return pre.replacement, pre.prepend_scheme, pre.split
 
 
 def core_splitter(pre: PreTokenizer | None) -> Callable[[str], list[str]] | None:

@@ -23,6 +23,8 @@ _CACHE_LIMIT = 1 << 16
 # Longer words are merged every time: a pipeline with no pre-tokenizer (or Metaspace without a
 # split) hands whole texts to the model, and caching those would keep every text seen.
 CACHE_MAX_WORD = 256
+# SentencePiece's word-start marker (the Rust merge cuts whole texts before it: ``_cuts_before``)
+MARKER = "\u2581"
 
 
 class BPE(Stage):
@@ -102,6 +104,11 @@ class BPE(Stage):
         byte fallback and unk rules of ``_symbols``; ``encode(word)`` gives ``tokenize(word)``),
         or ``None`` where only Python is exact: dropout, a subword prefix or suffix, an unk token
         missing from the vocabulary (the error is raised only when an unknown character is met)."""
+        return self.char_merge()
+
+    def char_merge(self, metaspace: tuple[str, str, bool] | None = None) -> _core.PairBPE | None:
+        """:attr:`fast_merge`, or with ``metaspace`` (``(replacement, prepend_scheme, split)``)
+        the ``Metaspace`` pre-tokenizer and this model in one Rust call per segment."""
         if self.dropout or self.continuing_subword_prefix or self.end_of_word_suffix:
             return None
         unk = None
@@ -112,7 +119,20 @@ class BPE(Stage):
         singles = {t: i for t, i in self.vocab.items() if len(t) == 1}
         fallback = [self.vocab.get(f"<0x{b:02X}>", _core.PAIR_DROP) for b in range(256)] if self.byte_fallback else None
         whole = self.vocab if self.ignore_merges else None
-        return _core.PairBPE([], self.merge_ids, None, False, False, whole, [], (singles, fallback, unk, self.fuse_unk))
+        marker = MARKER if self._cuts_before(MARKER) else None
+        chars = (singles, fallback, unk, self.fuse_unk, marker)
+        return _core.PairBPE([], self.merge_ids, None, False, False, whole, [], chars, metaspace)
+
+    def _cuts_before(self, marker: str) -> bool:
+        """Whether a word may be merged in parts cut before each ``marker`` that follows another
+        character (``CharSymbols::marker`` in ``src/pairbpe.rs``): no merge joins a token that
+        starts with ``marker`` to one that does not end with it, so no token of the merge crosses
+        such a cut (byte tokens ``<0xHH>`` end with ``>``; the unk token must not end with the
+        marker either). SentencePiece-made vocabularies (Llama 2, Mistral) hold ``▁`` only at the
+        start of a token: their texts are merged word by word, each word cached."""
+        if marker not in self.vocab or (self.unk_token or "").endswith(marker):
+            return False
+        return not any(b.startswith(marker) and not a.endswith(marker) for a, b in self.merges)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

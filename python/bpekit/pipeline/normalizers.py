@@ -36,11 +36,29 @@ WHITESPACE = frozenset(
 class Normalizer(Stage):
     # whether every ASCII text is its own normal form (the Rust pipelines then skip the call)
     ascii_invariant = False
-    # a Unicode form the Rust pipelines apply themselves, instead of calling `normalize`
-    core_form: str | None = None
 
     def normalize(self, text: str) -> str:
         return text
+
+    def core_steps(self) -> list[tuple[Any, ...]] | None:
+        """The steps of ``_core.Normalizer`` (``src/normalizer.rs``) that normalize exactly as
+        this stage does, so that the Rust pipelines run them with no Python call per text; or
+        ``None`` (a stage only Python runs: a regex ``Replace``, a subclass that overrides
+        ``normalize``)."""
+        return None
+
+    def _own(self, cls: type) -> bool:
+        """Whether ``normalize`` is ``cls``'s own (not a subclass's)."""
+        return type(self).normalize is cls.normalize  # type: ignore[attr-defined]
+
+
+def core_normalizer(normalizer: Normalizer | None) -> Any:
+    """What the Rust pipelines take as the normalizer: ``None``, a ``_core.Normalizer`` program,
+    or the Python call."""
+    if normalizer is None:
+        return None
+    steps = normalizer.core_steps()
+    return normalizer.normalize if steps is None else _core.Normalizer(steps)
 
 
 class _Unicode(Normalizer):
@@ -54,11 +72,8 @@ class _Unicode(Normalizer):
     def normalize(self, text: str) -> str:
         return _between_surrogates(lambda part: _core.normalize_unicode(self.form, part), text)
 
-    @property
-    def core_form(self) -> str | None:
-        """The form's name, which the Rust pipelines normalize with themselves (no Python call
-        per text); ``None`` for a subclass that normalizes otherwise."""
-        return self.form if type(self).normalize is _Unicode.normalize else None
+    def core_steps(self) -> list[tuple[Any, ...]] | None:
+        return [("form", self.form)] if self._own(_Unicode) else None
 
 
 @_register
@@ -88,6 +103,9 @@ class Lowercase(Normalizer):
         # str.lower; and Rust's casing tables, where Python's older ones miss newer pairs: U+1C89)
         return text.lower() if text.isascii() else _between_surrogates(_core.lowercase, text)
 
+    def core_steps(self) -> list[tuple[Any, ...]] | None:
+        return [("lowercase",)] if self._own(Lowercase) else None
+
 
 @_register
 class StripAccents(Normalizer):
@@ -96,6 +114,9 @@ class StripAccents(Normalizer):
 
     def normalize(self, text: str) -> str:
         return _between_surrogates(_core.strip_marks, text)
+
+    def core_steps(self) -> list[tuple[Any, ...]] | None:
+        return [("strip_accents",)] if self._own(StripAccents) else None
 
 
 @_register
@@ -113,6 +134,9 @@ class Strip(Normalizer):
             while end > start and text[end - 1] in WHITESPACE:
                 end -= 1
         return text[start:end]
+
+    def core_steps(self) -> list[tuple[Any, ...]] | None:
+        return [("strip", self.strip_left, self.strip_right)] if self._own(Strip) else None
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> Strip:
@@ -133,6 +157,10 @@ class Replace(Normalizer):
     def normalize(self, text: str) -> str:
         return self.pattern.compiled.sub(lambda _: self.content, text)
 
+    def core_steps(self) -> list[tuple[Any, ...]] | None:
+        literal = not self.pattern.is_regex and self.pattern.text and self._own(Replace)
+        return [("replace", self.pattern.text, self.content)] if literal else None
+
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> Replace:
         return cls(Pattern.from_json(get(doc, "pattern", dict, where), where), get(doc, "content", str, where))
@@ -150,6 +178,9 @@ class Prepend(Normalizer):
 
     def normalize(self, text: str) -> str:
         return self.prepend + text if text else text
+
+    def core_steps(self) -> list[tuple[Any, ...]] | None:
+        return [("prepend", self.prepend)] if self._own(Prepend) else None
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> Prepend:
@@ -172,6 +203,16 @@ class Sequence(Normalizer):
         for n in self.normalizers:
             text = n.normalize(text)
         return text
+
+    def core_steps(self) -> list[tuple[Any, ...]] | None:
+        if not self._own(Sequence):
+            return None
+        steps: list[tuple[Any, ...]] = []
+        for n in self.normalizers:
+            if (more := n.core_steps()) is None:
+                return None
+            steps += more
+        return steps
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> Sequence:
