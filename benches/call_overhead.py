@@ -18,7 +18,8 @@ cold caches, interleaved, best of ``--rounds``: the 2-thread batch / 1-thread lo
 output) is issue #3's figure, meaningful only on free cores (see src/PERFORMANCE.md, "Batches,
 fifth round", for a way to shield a short measurement from the load). ``--api`` times every
 public call on a ~200-byte paragraph beside tiktoken's (best of ``--repeat`` x ``--number``/10);
-``--files`` times ``Tokenizer`` loaded from GPT-NeoX's ``tokenizer.json``, two GGUF files and a
+``--files`` times ``Tokenizer`` loaded from GPT-NeoX's ``tokenizer.json``, two GGUF files, two
+``tokenizer.json`` files in the Llama-2 layout and a
 SentencePiece ``.model`` beside ``tokenizers`` and ``sentencepiece``; ``--files-batch N`` their
 batch calls on N threads (lists, flat numpy) beside the peers' (``RAYON_NUM_THREADS=N`` for
 ``tokenizers``). ``--count-batch N`` times the counts of a batch on N threads: ``count_batch``
@@ -165,8 +166,10 @@ def api(name: str, number: int, repeat: int) -> None:
 def file_cases() -> list[tuple]:
     """(label, path, peer name, peer encode(text, add), peer decode, peer batch encode(texts,
     threads) -> lists) for GPT-NeoX's ``tokenizer.json``, Llama 3's and deepseek-llm's GGUF (peer:
-    ``tokenizers`` on the ``tokenizer.json`` bpekit converts each to) and a SentencePiece
-    ``.model`` (peer: ``sentencepiece``); a peer that is not installed is left out."""
+    ``tokenizers`` on the ``tokenizer.json`` bpekit converts each to), two Llama-2-style
+    ``tokenizer.json`` files (character BPE with byte fallback; the legacy normalizer, and the
+    newer ``Metaspace``) and a SentencePiece ``.model`` (peer: ``sentencepiece``); a peer that is
+    not installed is left out."""
     from corpora import DATA
 
     cases = []
@@ -191,6 +194,17 @@ def file_cases() -> list[tuple]:
             from bpekit.formats.gguf.to_hf import tokenizer_json_text
 
             peer = tokenizers.Tokenizer.from_str(tokenizer_json_text(vocab_of(bpekit.Tokenizer.from_file(path))))
+            cases.append((label, path, "tokenizers", lambda t, add=False, p=peer: p.encode(t, add_special_tokens=add).ids, peer.decode, hf_batch(peer)))
+        except Exception as e:  # noqa: BLE001 (an optional peer)
+            print(f"{label} with tokenizers: not measured ({type(e).__name__}: {e})")
+    for label, metaspace in [("Llama 2 tokenizer.json, legacy", False), ("Llama 2 tokenizer.json, Metaspace", True)]:
+        try:  # character BPE with byte fallback, made from the Llama GGUF vocabulary (harness/hfjson.py)
+            import tokenizers
+            from harness.hfjson import llama2
+            from harness.local import WORK
+
+            path = llama2(WORK, metaspace)
+            peer = tokenizers.Tokenizer.from_file(str(path))
             cases.append((label, path, "tokenizers", lambda t, add=False, p=peer: p.encode(t, add_special_tokens=add).ids, peer.decode, hf_batch(peer)))
         except Exception as e:  # noqa: BLE001 (an optional peer)
             print(f"{label} with tokenizers: not measured ({type(e).__name__}: {e})")

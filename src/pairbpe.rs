@@ -244,7 +244,7 @@ impl Metaspace {
     /// says; `first`: the segment starts the input (no added token before it).
     fn apply(&self, text: &str, first: bool) -> String {
         let r = self.replacement;
-        let mut out = String::with_capacity(text.len() + r.len_utf8());
+        let mut out = String::with_capacity(text.len() + text.len() / 2 + r.len_utf8());
         let prepend = match self.prepend {
             Prepend::Always => true,
             Prepend::First => first,
@@ -254,9 +254,14 @@ impl Metaspace {
         if prepend && !text.starts_with(r) && !text.starts_with(' ') {
             out.push(r);
         }
-        for c in text.chars() {
-            out.push(if c == ' ' { r } else { c });
+        // spaces found by a byte search, the runs between them copied whole
+        let mut done = 0;
+        for at in crate::normalizer::char_positions(text, ' ') {
+            out.push_str(&text[done..at]);
+            out.push(r);
+            done = at + 1;
         }
+        out.push_str(&text[done..]);
         out
     }
 }
@@ -708,9 +713,7 @@ fn each_before(text: &str, c: char) -> impl Iterator<Item = (usize, usize)> + '_
 
 /// `text` cut before each `c` after its start where `keep(position)`, as `(start, end)` spans.
 fn parts_ending_at<'a>(text: &'a str, keep: impl Fn(usize) -> bool + 'a, c: char) -> impl Iterator<Item = (usize, usize)> + 'a {
-    let ends = text
-        .match_indices(c)
-        .map(|(at, _)| at)
+    let ends = crate::normalizer::char_positions(text, c)
         .filter(move |&at| at > 0 && keep(at))
         .chain(std::iter::once(text.len()));
     ends.scan(0, |start, end| {

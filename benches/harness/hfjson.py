@@ -23,3 +23,43 @@ def path(name: str) -> Path:
     enc = bpekit.get_encoding(name)
     atomic_write(out, hf_text(load_tiktoken_bpe(rank_file(name)), enc._special_tokens, enc._pat_str))
     return out
+
+
+LLAMA_GGUF_NAME = "ggml-vocab-llama-spm.gguf"
+
+
+def llama2(out_dir: Path, metaspace: bool = False) -> Path:
+    """A Llama-2 ``tokenizer.json`` made with ``tokenizers`` from the Llama GGUF vocabulary of the
+    shared data, as ``transformers``' ``LlamaConverter`` makes one: merges from the pieces'
+    scores (``SentencePieceExtractor``), ``byte_fallback``, ``fuse_unk``; the legacy layout
+    (normalizer ``Prepend("▁")`` + ``Replace(" ", "▁")``, no pre-tokenizer), or with
+    ``metaspace`` the newer one (no normalizer, ``Metaspace`` with ``prepend_scheme="first"`` and
+    no split). Written to ``out_dir`` (made on first use, atomically)."""
+    out = Path(out_dir) / f"llama2-{'metaspace' if metaspace else 'legacy'}.tokenizer.json"
+    if out.is_file():
+        return out
+    import tokenizers
+    from bpekit import Tokenizer
+    from bpekit.atomicfile import atomic_write
+    from corpora import DATA
+
+    pieces = Tokenizer.from_file(DATA / "gguf" / LLAMA_GGUF_NAME).model.spm.model.pieces
+    vocab = {p.piece: i for i, p in enumerate(pieces)}
+    merges = []
+    for p in pieces:
+        local = [(p.piece[:k], p.piece[k:], p.score) for k in range(1, len(p.piece))
+                 if p.piece[:k] in vocab and p.piece[k:] in vocab]
+        merges += sorted(local, key=lambda m: (vocab[m[0]], vocab[m[1]]))
+    merges.sort(key=lambda m: m[2], reverse=True)
+    model = tokenizers.models.BPE(vocab=vocab, merges=[(a, b) for a, b, _ in merges], unk_token="<unk>",
+                                  fuse_unk=True, byte_fallback=True)
+    tok = tokenizers.Tokenizer(model)
+    if metaspace:
+        tok.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first", split=False)
+    else:
+        tok.normalizer = tokenizers.normalizers.Sequence(
+            [tokenizers.normalizers.Prepend("\u2581"), tokenizers.normalizers.Replace(" ", "\u2581")]
+        )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(out, tok.to_str(pretty=True).encode("utf-8"))
+    return out

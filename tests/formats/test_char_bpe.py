@@ -11,6 +11,7 @@ import functools
 import json
 import pickle
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from bpekit import _core
 from bpekit.formats.hf import from_document
 from bpekit.pipeline.models import BPE, MARKER
 from bpekit.tokenizer import Tokenizer
-from datapaths import DATA
+from datapaths import DATA, ROOT
 from formats.test_pairbpe import random_merges
 from formats.test_sentencepiece_support import corpus_lines
 from hypothesis import given, settings
@@ -79,27 +80,15 @@ LLAMA_GGUF = DATA / "gguf" / "ggml-vocab-llama-spm.gguf"
 
 
 @functools.cache
-def _llama2_json(tmp: Path) -> Path:
-    """A Llama-2 ``tokenizer.json`` (the legacy layout) made with ``tokenizers`` from the GGUF
-    vocabulary: merges from the scores as ``transformers``' ``SentencePieceExtractor`` makes them."""
-    tokenizers = pytest.importorskip("tokenizers")
-    pieces = Tokenizer.from_file(LLAMA_GGUF).model.spm.model.pieces
-    vocab = {p.piece: i for i, p in enumerate(pieces)}
-    merges = []
-    for p in pieces:
-        local = [(p.piece[:k], p.piece[k:], p.score) for k in range(1, len(p.piece))
-                 if p.piece[:k] in vocab and p.piece[k:] in vocab]
-        merges += sorted(local, key=lambda m: (vocab[m[0]], vocab[m[1]]))
-    merges.sort(key=lambda m: m[2], reverse=True)
-    model = tokenizers.models.BPE(vocab=vocab, merges=[(a, b) for a, b, _ in merges], unk_token="<unk>",
-                                  fuse_unk=True, byte_fallback=True)
-    tok = tokenizers.Tokenizer(model)
-    tok.normalizer = tokenizers.normalizers.Sequence(
-        [tokenizers.normalizers.Prepend("\u2581"), tokenizers.normalizers.Replace(" ", "\u2581")]
-    )
-    path = tmp / "llama2-tokenizer.json"
-    tok.save(str(path))
-    return path
+def _llama2_json(tmp: Path, metaspace: bool = False) -> Path:
+    """A Llama-2 ``tokenizer.json`` made with ``tokenizers`` from the GGUF vocabulary, as
+    ``transformers``' ``LlamaConverter`` makes it (the benchmarks' builder, ``benches/harness``)."""
+    pytest.importorskip("tokenizers")
+    if str(ROOT / "benches") not in sys.path:
+        sys.path.append(str(ROOT / "benches"))  # appended: see tests/unit/test_bench_harness.py
+    from harness.hfjson import llama2
+
+    return llama2(tmp, metaspace)
 
 
 @pytest.mark.skipif(not LLAMA_GGUF.is_file(), reason="llama-spm GGUF vocabulary not found")
@@ -234,8 +223,8 @@ def test_metaspace_llama_tokenizer_json_encodes_as_tokenizers(tmp_path_factory, 
     """The Llama vocabulary with the ``Metaspace`` pre-tokenizer that ``transformers`` writes for
     non-legacy Llama/Mistral files (``first``, no split) and the older split form, on the corpora."""
     tokenizers = pytest.importorskip("tokenizers")
-    doc = json.loads(_llama2_json(tmp_path_factory.mktemp("llama2")).read_text(encoding="utf-8"))
-    doc["normalizer"] = None
+    doc = json.loads(_llama2_json(tmp_path_factory.mktemp("llama2"), True).read_text(encoding="utf-8"))
+    assert doc["normalizer"] is None and doc["pre_tokenizer"]["prepend_scheme"] == "first"
     doc["pre_tokenizer"] = {"type": "Metaspace", "replacement": MARKER, "prepend_scheme": scheme, "split": split}
     ours, hf = from_document(doc), tokenizers.Tokenizer.from_str(json.dumps(doc))
     lines = [line for file_lines in corpus_lines().values() for line in file_lines[::40]]
