@@ -31,12 +31,13 @@ LLAMA_GGUF_NAME = "ggml-vocab-llama-spm.gguf"
 def llama2(out_dir: Path, metaspace: bool = False) -> Path:
     """A Llama-2 ``tokenizer.json`` made with ``tokenizers`` from the Llama GGUF vocabulary of the
     shared data, as ``transformers``' ``LlamaConverter`` makes one: merges from the pieces'
-    scores (``SentencePieceExtractor``), ``byte_fallback``, ``fuse_unk``; the legacy layout
+    scores (``SentencePieceExtractor``), ``byte_fallback``, ``fuse_unk``, its decoder
+    (``Replace("▁", " ")``, ``ByteFallback``, ``Fuse``, ``Strip(" ", 1, 0)``); the legacy layout
     (normalizer ``Prepend("▁")`` + ``Replace(" ", "▁")``, no pre-tokenizer), or with
     ``metaspace`` the newer one (no normalizer, ``Metaspace`` with ``prepend_scheme="first"`` and
     no split). Written to ``out_dir`` (made on first use, atomically)."""
     out = Path(out_dir) / f"llama2-{'metaspace' if metaspace else 'legacy'}.tokenizer.json"
-    if out.is_file():
+    if out.is_file() and '"ByteFallback"' in out.read_text(encoding="utf-8"):  # (an older one had no decoder)
         return out
     import tokenizers
     from bpekit import Tokenizer
@@ -54,6 +55,8 @@ def llama2(out_dir: Path, metaspace: bool = False) -> Path:
     model = tokenizers.models.BPE(vocab=vocab, merges=[(a, b) for a, b, _ in merges], unk_token="<unk>",
                                   fuse_unk=True, byte_fallback=True)
     tok = tokenizers.Tokenizer(model)
+    d = tokenizers.decoders
+    tok.decoder = d.Sequence([d.Replace("\u2581", " "), d.ByteFallback(), d.Fuse(), d.Strip(" ", 1, 0)])
     if metaspace:
         tok.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first", split=False)
     else:

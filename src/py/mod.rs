@@ -93,6 +93,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer_calls::TokenizerCalls>()?;
     m.add_class::<decode::ByteLevelIds>()?;
     m.add_class::<decode::SentencePieceIds>()?;
+    m.add_class::<decode::FusedIds>()?;
     m.add_function(wrap_pyfunction!(encoder::parse_tiktoken_ranks, m)?)?;
     m.add_class::<pairbpe::PairBPE>()?;
     m.add_class::<text::Normalizer>()?;

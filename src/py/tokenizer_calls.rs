@@ -24,7 +24,7 @@
 use super::added::LiteralMatcher;
 use super::bound::{builtin, errors_arg, vectorcall, Args, BoundCalls, Methods, Owner};
 use super::calls::text_arg;
-use super::decode::{decode_one, ByteLevelIds, SentencePieceIds};
+use super::decode::{decode_one, ByteLevelIds, FusedIds, SentencePieceIds};
 use super::encoder::CoreBPE;
 use super::pairbpe::PairBPE;
 use super::sentencepiece::SentencePieceCore;
@@ -54,6 +54,7 @@ enum Model {
 enum Table {
     Bytes(Py<ByteLevelIds>),
     Pieces(Py<SentencePieceIds>),
+    Fused(Py<FusedIds>),
     Rank(Py<CoreBPE>),
 }
 
@@ -164,6 +165,10 @@ impl TokenizerCalls {
                 Some(skip) => t.get().decode(&seq, skip)?,
                 None => return Ok(None),
             },
+            Table::Fused(t) => match Self::skip_arg(py, args)? {
+                Some(skip) => t.get().decode(&seq, skip)?,
+                None => return Ok(None),
+            },
         };
         Ok(text.map(Bound::into_any))
     }
@@ -238,8 +243,8 @@ impl TokenizerCalls {
     /// The calls of a `Tokenizer` (`owner`): `encode` through a pair-merge model (`pair`:
     /// `encode_added`'s arguments `(model, raw, norm, normalize, ascii_invariant)`), a rank
     /// model (`rank`: its `Encoding`'s core) or a SentencePiece model alone (`pieces`: its
-    /// `SentencePieceCore`), `decode` through a decoder's table (`table`: a `ByteLevelIds` or
-    /// `SentencePieceIds`) or a rank model's core (`table`: a `CoreBPE`); each absent is not
+    /// `SentencePieceCore`), `decode` through a decoder's table (`table`: a `ByteLevelIds`,
+    /// `SentencePieceIds` or `FusedIds`) or a rank model's core (`table`: a `CoreBPE`); each absent is not
     /// bound.
     #[new]
     #[pyo3(signature = (owner, *, pair = None, rank = None, pieces = None, table = None))]
@@ -261,6 +266,7 @@ impl TokenizerCalls {
             None => None,
             Some(t) if t.is_instance_of::<ByteLevelIds>() => Some(Table::Bytes(t.cast_into::<ByteLevelIds>()?.unbind())),
             Some(t) if t.is_instance_of::<CoreBPE>() => Some(Table::Rank(t.cast_into::<CoreBPE>()?.unbind())),
+            Some(t) if t.is_instance_of::<FusedIds>() => Some(Table::Fused(t.cast_into::<FusedIds>()?.unbind())),
             Some(t) => Some(Table::Pieces(t.cast_into::<SentencePieceIds>()?.unbind())),
         };
         Ok(TokenizerCalls { model, table, owner: Owner::new(owner) })
@@ -292,6 +298,7 @@ impl TokenizerCalls {
         match &self.table {
             Some(Table::Bytes(t)) => visit.call(t)?,
             Some(Table::Pieces(t)) => visit.call(t)?,
+            Some(Table::Fused(t)) => visit.call(t)?,
             Some(Table::Rank(t)) => visit.call(t)?,
             None => {}
         }

@@ -105,6 +105,8 @@ def test_llama2_style_tokenizer_json_encodes_as_tokenizers(tmp_path_factory):
     assert ours.encode_batch(lines) == want
     flat, offsets = ours.encode_batch_to_numpy(lines, num_threads=2)
     assert [flat[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want
+    assert isinstance(ours._decode_ids(), _core.FusedIds)  # the Llama-2 decoder in one Rust call
+    assert [ours.decode(ids) for ids in want] == [hf.decode(ids) for ids in want]
 
 
 def test_whole_texts_are_not_kept_in_the_word_caches():
@@ -229,3 +231,61 @@ def test_metaspace_llama_tokenizer_json_encodes_as_tokenizers(tmp_path_factory, 
     ours, hf = from_document(doc), tokenizers.Tokenizer.from_str(json.dumps(doc))
     lines = [line for file_lines in corpus_lines().values() for line in file_lines[::40]]
     _same_as_tokenizers(ours, hf, lines + EDGE_TEXTS)
+
+
+# ---------------------------------------------------------------- the Llama-2 decoder in Rust
+
+LLAMA2_DECODER = {"type": "Sequence", "decoders": [
+    {"type": "Replace", "pattern": {"String": MARKER}, "content": " "}, {"type": "ByteFallback"}, {"type": "Fuse"},
+    {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
+
+
+@functools.cache
+def _decoding_pair(decoder: str) -> tuple[Tokenizer, object]:
+    """The small character BPE with ``LLAMA2_DECODER`` (or a variant) and two added tokens."""
+    tokenizers = pytest.importorskip("tokenizers")
+    doc_decoder = json.loads(decoder)
+    ours, hf = _small_char_tokenizer(MERGES, normalizer=LLAMA2_NORMALIZER, added=[NORMALIZED_ADDED])
+    doc = json.loads(hf.to_str())
+    doc["decoder"] = doc_decoder
+    return from_document(doc), tokenizers.Tokenizer.from_str(json.dumps(doc))
+
+
+VARIANTS = [
+    LLAMA2_DECODER,
+    {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]},
+    {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "a"}, "content": "<0x41>"},
+                                      {"type": "ByteFallback"}, {"type": "Fuse"}, {"type": "Strip", "content": "x", "start": 2, "stop": 1}]},
+]
+
+
+@settings(deadline=None, max_examples=150)
+@given(variant=st.sampled_from(range(len(VARIANTS))), skip=st.booleans(),
+       ids=st.lists(st.sampled_from([0, 1, 2, 3, 0x41 + 2, 0x20 + 2, 0xE2 + 2, 0x96 + 2, 0x81 + 2, 0xC3 + 2, 0xFF + 2]) | st.integers(258, 267),
+                    max_size=12))
+def test_the_fused_decoder_decodes_as_tokenizers(variant: int, skip: bool, ids: list[int]) -> None:
+    """``Replace``s, ``ByteFallback`` (valid and invalid UTF-8 runs), ``Fuse`` and ``Strip`` in one
+    Rust call (``_core.FusedIds``): ``tokenizers``' text and the Python decoders'."""
+    ours, hf = _decoding_pair(json.dumps(VARIANTS[variant]))
+    assert isinstance(ours._decode_ids(), _core.FusedIds)
+    kept = [i for i in ids if not skip or i not in ours._special_id_set()]
+    want = ours.decoder.decode([ours.id_to_token(i) for i in kept])
+    assert ours.decode(ids, skip_special_tokens=skip) == want
+    try:
+        theirs = hf.decode(ids, skip_special_tokens=skip)
+    except BaseException:  # noqa: BLE001 (tokenizers 0.23.3 panics on Strip(stop > 0) of an empty text)
+        assert not kept and VARIANTS[variant]["decoders"][-1].get("stop")
+        return
+    assert theirs == want
+
+
+def test_other_decoder_sequences_keep_the_python_decoders() -> None:
+    for decoder in ({"type": "Sequence", "decoders": [{"type": "Fuse"}, {"type": "ByteFallback"}]},
+                    {"type": "Sequence", "decoders": [{"type": "Strip", "content": " ", "start": 1, "stop": 0}, {"type": "Fuse"}]},
+                    {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}, {"type": "Fuse"}]}):
+        ours, hf = _decoding_pair(json.dumps(decoder))
+        assert ours._decode_ids() is None
+        assert ours.decode([3, 2, 0xE2 + 2, 3]) == hf.decode([3, 2, 0xE2 + 2, 3])
+    ours, _ = _decoding_pair(json.dumps(LLAMA2_DECODER))
+    with pytest.raises(Exception):
+        ours.decode([10**6])  # an unknown id: the Python path's error

@@ -205,6 +205,44 @@ class Sequence(Decoder):
             tokens = d.decode_chain(tokens)
         return tokens
 
+    def decode_table(self, tokenizer: Any) -> _core.FusedIds | None:
+        """For ``Replace`` stages, an optional ``ByteFallback``, ``Fuse`` and an optional ``Strip``
+        (the Llama-2 / Mistral decoder), this decoding for every id of ``tokenizer`` in one Rust
+        call (``_core.FusedIds``, src/py/decode.rs): each id's token string replaced here once
+        (``Replace`` maps each token alone), byte tokens and ``Strip`` in Rust. ``None`` for any
+        other sequence (or subclass), a model without ``vocab_r``, absurdly sparse ids or token
+        strings that are not valid Unicode."""
+        stages = list(self.decoders)
+        replaces = []
+        while stages and type(stages[0]) is Replace:
+            replaces.append(stages.pop(0))
+        fallback = bool(stages) and type(stages[0]) is ByteFallback
+        stages = stages[fallback:]
+        if type(self) is not Sequence or not stages or type(stages.pop(0)) is not Fuse:
+            return None
+        strip = stages.pop(0) if stages and type(stages[0]) is Strip else None
+        vocab_r = getattr(tokenizer.model, "vocab_r", None)
+        if stages or not isinstance(vocab_r, dict):
+            return None
+        added = tokenizer.added_tokens.strings
+        n = max(max(vocab_r, default=-1), max(added, default=-1)) + 1
+        if n > 2 * (len(vocab_r) + len(added)) + (1 << 20):
+            return None
+        tokens: list[str | None] = [None] * n
+        for table in (vocab_r, added):  # (an added token's string wins, as in ``id_to_token``)
+            for i, t in table.items():
+                for r in replaces:
+                    t = r.decode_chain([t])[0]
+                tokens[i] = t
+        byte = [b if fallback and t is not None and (b := _byte_token(t)) is not None else -1 for t in tokens]
+        special = [False] * n
+        for i in tokenizer._special_id_set():
+            special[i] = True
+        try:
+            return _core.FusedIds(tokens, byte, special, (strip.content, strip.start, strip.stop) if strip else None)
+        except UnicodeEncodeError:  # a token string with a lone surrogate: the Python decoders
+            return None
+
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> Sequence:
         return cls(build_list("decoder", DECODERS, get(doc, "decoders", list, where), f"{where}.decoders"))
