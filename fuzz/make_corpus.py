@@ -125,8 +125,34 @@ def python_seeds(data: Path, heads: list[bytes], gguf_limit: int | None = None) 
         vocab = GGUFVocab.from_file(container.parse(small), path.name)
         if vocab.model == "gpt2":
             hf_seeds.append(json.dumps(to_hf.tokenizer_json(vocab), ensure_ascii=False).encode())
+    hf_seeds += [llama2_style(metaspace) for metaspace in (False, True)]
     seeds["gguf"], seeds["hf"] = gguf_seeds, hf_seeds
     return seeds
+
+
+def llama2_style(metaspace: bool) -> bytes:
+    """A small character BPE in the Llama-2 layouts: byte fallback, unk, the Llama decoder, and
+    the legacy normalizer (``Prepend`` + ``Replace``) or ``Metaspace``."""
+    marker = "\u2581"
+    tokens = ["<unk>", "<s>", *(f"<0x{b:02X}>" for b in range(256)), *"abc", marker, marker + "a", "bc", marker + "abc"]
+    merges = [[marker, "a"], ["b", "c"], [marker + "a", "bc"]]
+    doc = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": 1, "content": "<s>", "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": False, "special": True}],
+        "normalizer": None if metaspace else {"type": "Sequence", "normalizers": [
+            {"type": "Prepend", "prepend": marker}, {"type": "Replace", "pattern": {"String": " "}, "content": marker}]},
+        "pre_tokenizer": {"type": "Metaspace", "replacement": marker, "prepend_scheme": "first", "split": False}
+        if metaspace else None,
+        "post_processor": None,
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": marker}, "content": " "}, {"type": "ByteFallback"}, {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": True, "ignore_merges": False,
+                  "vocab": {t: i for i, t in enumerate(tokens)}, "merges": merges},
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False).encode()
 
 
 def small_hf(path: Path, n: int) -> bytes:

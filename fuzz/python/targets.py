@@ -71,12 +71,17 @@ def gguf_file(data: bytes) -> None:
 
 def exercise(tok: bpekit.Tokenizer) -> None:
     """What a loaded tokenizer must then do without an untyped error: encode (with the
-    post-processor) and decode (with and without special tokens); and its batches, as lists, as
+    post-processor) and decode (with and without special tokens; a decoder's Rust table, where it
+    has one, as the Python decoders); and its batches, as lists, as
     one flat array (the post-processor's ids added in Rust where it only adds ids around the
     text) and as counts, must give what ``encode`` gives."""
     ids = tok.encode(SAMPLE, add_special_tokens=True)
-    tok.decode(ids)
-    tok.decode(ids, skip_special_tokens=True)
+    for skip in (False, True):
+        text = tok.decode(ids, skip_special_tokens=skip)
+        if tok.encoding is None and tok.decoder is not None and tok._decode_ids() is not None:
+            kept = [i for i in ids if not skip or i not in tok._special_id_set()]
+            if text != tok.decoder.decode([tok.id_to_token(i) for i in kept]):
+                raise AssertionError("the decoder's Rust table differs from the decoders")
     texts = [SAMPLE, "", "ab", MARKS]
     want = [ids, *(tok.encode(t, add_special_tokens=True) for t in texts[1:])]
     if tok.encode_batch(texts, True, num_threads=2) != want:
