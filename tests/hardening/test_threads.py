@@ -155,6 +155,47 @@ def test_shared_pipeline_tokenizer_under_thread_stress() -> None:
     print(f"pipeline thread stress: {calls} calls in {SECONDS} s from {THREADS} threads")
 
 
+@pytest.mark.parametrize("metaspace", [False, True], ids=["legacy", "metaspace"])
+def test_shared_llama2_style_tokenizer_under_thread_stress(tmp_path_factory, metaspace: bool) -> None:
+    """A Llama-2-style ``tokenizer.json`` (character BPE with byte fallback; the legacy normalizer
+    program or ``Metaspace`` in Rust, texts merged word by word, the decoder's ``FusedIds``)
+    shared by 8 threads: encodes, decodes and batches of English, random letters, CJK and emoji
+    (byte fallback), with its cache budget changed now and then; every result compared with a
+    second tokenizer's single-threaded run, and a pickled copy."""
+    import random
+
+    pytest.importorskip("tokenizers")
+    from formats.test_char_bpe import LLAMA_GGUF, _llama2_json
+
+    if not LLAMA_GGUF.is_file():
+        pytest.skip(f"{LLAMA_GGUF} not found")
+    path = _llama2_json(tmp_path_factory.mktemp("llama2"), metaspace)
+    rng = random.Random(7)
+    texts = [benign(3000), "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(5000)),
+             "日本語のテキスト \U0001f600\U0001f680 " * 40, "  two  spaces\tand a tab ", ""]
+    single = bpekit.Tokenizer.from_file(path)
+    want = [single.encode(t) for t in texts]
+    want_text = [single.decode(w) for w in want]
+    tok = bpekit.Tokenizer.from_file(path)
+    again = pickle.loads(pickle.dumps(tok))
+    assert [again.encode(t) for t in texts] == want and [again.decode(w) for w in want] == want_text
+
+    def call(i: int) -> tuple[bool, str]:
+        j = i % len(texts)
+        if i % 8 == 7:
+            return tok.encode_batch(texts, num_threads=2) == want, "batch"
+        if i % 8 == 5:
+            return tok.count_batch(texts, num_threads=2) == [len(w) for w in want], "count batch"
+        if i % 4 == 2:
+            return tok.decode(want[j]) == want_text[j], f"decode {j}"
+        if i % 16 == 1:
+            tok.pretoken_cache_bytes = (1 << 20) if i % 32 == 1 else (8 << 20)
+        return tok.encode(texts[j]) == want[j], f"text {j}"
+
+    calls = _stress(call, 3)
+    print(f"llama2-style thread stress: {calls} calls in {SECONDS} s from {THREADS} threads")
+
+
 def _encode_in_child(payload: bytes, texts: list[str]) -> list[list[int]]:
     enc = pickle.loads(payload)
     return [enc.encode_ordinary(t) for t in texts]
