@@ -14,8 +14,9 @@
 //! rules, then "merge the adjacent pair of lowest rank, leftmost first" until none is left.
 //! With fresh merged ids this is what Hugging Face's heap merge computes (its stale-entry check
 //! compares merged ids, which are then one per pair). Checked: the ids, a second encode (through
-//! the per-thread piece cache), `merge` of every piece, and the linear merge of every piece of a
-//! byte-level model where it accepts the list (`PairBpe::encode_piece_linear`).
+//! the per-thread piece cache), `merge` of every piece, and the linear merge of every piece where it
+//! accepts the list (`PairBpe::encode_piece_linear`; a character model's through its stand-in
+//! bytes).
 
 use crate::pairbpe::{CharSymbols, Metaspace, PairBpe, Prepend, Split, Symbols, DROP};
 use crate::pretokenize::known::GPT2_TIKTOKEN;

@@ -283,8 +283,45 @@ pub struct PairBpe {
     /// to give it ([`tokens`](crate::merge::tokens)).
     tokens: Option<Tokens>,
     split: Split,
-    /// The linear merge of long pieces (byte-level models).
+    /// The linear merge of long pieces (byte-level models, and character models through
+    /// `pseudo`).
     linear: Option<linear::Linear>,
+    /// A character model's most common single-character tokens as stand-in bytes, so that a long
+    /// piece made only of them takes the linear merge.
+    pseudo: Option<Box<PseudoBytes>>,
+}
+
+/// Up to 256 single-character tokens of a character model, each given a byte (every ASCII one
+/// first, then by id): a piece made only of them is that byte string to the byte-level linear
+/// merge (`linear.rs`), whose tables then spell every token over those characters. The merges
+/// are the model's; only the symbols' spelling differs, so the merge is the same.
+struct PseudoBytes {
+    byte_of: FxHashMap<char, u8>,
+    /// The token id of each stand-in byte ([`DROP`] past the last).
+    byte_ids: [u32; 256],
+}
+
+impl PseudoBytes {
+    fn new(chars: &FxHashMap<char, u32>) -> Option<PseudoBytes> {
+        let mut all: Vec<(char, u32)> = chars.iter().map(|(&c, &id)| (c, id)).collect();
+        all.sort_unstable_by_key(|&(c, id)| (!c.is_ascii(), id));
+        all.truncate(256);
+        if all.is_empty() {
+            return None;
+        }
+        let mut byte_ids = [DROP; 256];
+        let mut byte_of = FxHashMap::default();
+        for (b, &(c, id)) in all.iter().enumerate() {
+            byte_ids[b] = id;
+            byte_of.insert(c, b as u8);
+        }
+        Some(PseudoBytes { byte_of, byte_ids })
+    }
+
+    /// `text` as stand-in bytes, or `None` if a character has none.
+    fn bytes(&self, text: &str) -> Option<Vec<u8>> {
+        text.chars().map(|c| self.byte_of.get(&c).copied()).collect()
+    }
 }
 
 impl PairBpe {
@@ -310,12 +347,16 @@ impl PairBpe {
             },
             None => None,
         };
-        let linear = matches!(symbols, Symbols::Bytes(_)).then(linear::Linear::default);
+        let pseudo = match &symbols {
+            Symbols::Chars(c) => PseudoBytes::new(&c.chars).map(Box::new),
+            Symbols::Bytes(_) => None,
+        };
+        let linear = (matches!(symbols, Symbols::Bytes(_)) || pseudo.is_some()).then(linear::Linear::default);
         let tokens = match (&symbols, &whole) {
             (Symbols::Bytes(byte_ids), None) => Some(Tokens::from_merges(byte_ids, DROP, merges)),
             _ => None,
         };
-        Ok(PairBpe { cache: CacheSlot::new(cache::BYTES_BUDGET), symbols, pairs, whole, whole_max, tokens, split, linear })
+        Ok(PairBpe { cache: CacheSlot::new(cache::BYTES_BUDGET), symbols, pairs, whole, whole_max, tokens, split, linear, pseudo })
     }
 
     /// The largest id an encoding can hold (`None` for a model with no ids at all).
@@ -405,8 +446,16 @@ impl PairBpe {
                 out.extend(self.merge_all(ids));
             }
             Symbols::Chars(chars) => {
+                let text = String::from_utf8_lossy(piece);
+                if let (Some(linear), Some(p), true) = (&self.linear, &self.pseudo, piece.len() >= LINEAR_THRESHOLD) {
+                    if let Some(bytes) = p.bytes(&text) {
+                        if linear.encode(&p.byte_ids, &self.pairs, &bytes, out) {
+                            return;
+                        }
+                    }
+                }
                 let mut ids = Vec::with_capacity(piece.len());
-                chars.symbols(&String::from_utf8_lossy(piece), &mut ids);
+                chars.symbols(&text, &mut ids);
                 if ids.len() < FLAT_BELOW {
                     self.merge_flat(&mut ids, out);
                 } else {
@@ -465,12 +514,17 @@ impl PairBpe {
 
     /// The ids of `piece` by the linear merge, its tables built now for the piece's bytes
     /// (whatever its length and the pieces merged before, unlike [`Self::encode_piece`]); `None`
-    /// when the linear merge does not apply: not a byte-level model, a byte without a token, or
-    /// a merge list whose rule differs from tiktoken's over the same tokens (see
-    /// [`linear`]). For tests and fuzzing against the pair merge.
+    /// when the linear merge does not apply: a byte without a token, a character of a character
+    /// model without a stand-in byte ([`PseudoBytes`]), or a merge list whose rule differs from
+    /// tiktoken's over the same tokens (see [`linear`]). For tests and fuzzing against the pair
+    /// merge.
     pub fn encode_piece_linear(&self, piece: &[u8]) -> Option<Vec<u32>> {
-        match (&self.linear, &self.symbols) {
-            (Some(linear), Symbols::Bytes(byte_ids)) => linear.encode_now(byte_ids, &self.pairs, piece),
+        match (&self.linear, &self.symbols, &self.pseudo) {
+            (Some(linear), Symbols::Bytes(byte_ids), _) => linear.encode_now(byte_ids, &self.pairs, piece),
+            (Some(linear), Symbols::Chars(_), Some(p)) => {
+                let bytes = p.bytes(std::str::from_utf8(piece).ok()?)?;
+                linear.encode_now(&p.byte_ids, &self.pairs, &bytes)
+            }
             _ => None,
         }
     }

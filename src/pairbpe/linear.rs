@@ -1,5 +1,7 @@
 //! The linear merge for long pieces of a byte-level merge list: the merge list read as a rank
 //! vocabulary, for the tiktoken encoder's backtracking tables ([`Backtrack::from_merge_list`]).
+//! A character model's pieces come here spelled in stand-in bytes (`PairBpe`'s `PseudoBytes`,
+//! session 19: Llama 2's `tokenizer.json`, random letters 1 MB 57 -> 36 ms).
 //!
 //! Every token the list can build gets a rank in merge-priority order: the one-byte tokens first,
 //! then the merged tokens by their first merge in the list. The tables are built (on demand, over

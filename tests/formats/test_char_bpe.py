@@ -289,3 +289,42 @@ def test_other_decoder_sequences_keep_the_python_decoders() -> None:
     ours, _ = _decoding_pair(json.dumps(LLAMA2_DECODER))
     with pytest.raises(Exception):
         ours.decode([10**6])  # an unknown id: the Python path's error
+    # Strip counts past 32 bits or below 0 (an atheris `hf` find, session 19: `OverflowError`
+    # building the table) leave the decoding to Python
+    _, hf = _decoding_pair(json.dumps(LLAMA2_DECODER))
+    for start, stop in ((2**70, 0), (1, 2**64), (-1, 0)):  # (tokenizers refuses such a file)
+        strip = {"type": "Strip", "content": " ", "start": start, "stop": stop}
+        doc = json.loads(hf.to_str())
+        doc["decoder"] = {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}, strip]}
+        ours = from_document(doc)
+        assert ours._decode_ids() is None
+        ids = [2 + 0x20, 258, 2 + 0x20]  # <0x20>, "a", <0x20>
+        assert ours.decode(ids) == ours.decoder.decode([ours.id_to_token(i) for i in ids])
+
+
+@pytest.mark.skipif(not LLAMA_GGUF.is_file(), reason="llama-spm GGUF vocabulary not found")
+def test_long_words_of_a_character_model_take_the_linear_merge(tmp_path_factory) -> None:
+    """A word of a character model made of its stand-in characters (``PseudoBytes``: every ASCII
+    token, then the rest by id) goes through the byte-level linear merge once its tables are
+    built: the Llama vocabulary's merge list suits it; ids as ``tokenizers``', and as the pair
+    merge's (``encode_piece_linear`` against ``encode_piece``)."""
+    import random
+
+    tokenizers = pytest.importorskip("tokenizers")
+    path = _llama2_json(tmp_path_factory.mktemp("llama2"))
+    ours, hf = Tokenizer.from_file(path), tokenizers.Tokenizer.from_file(str(path))
+    rng = random.Random(3)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABC0123456789.,;é"
+    texts = ["".join(rng.choice(alphabet) for _ in range(n)) for n in (70_000, 5_000, 300, 65)]
+    texts += ["a" * 40_000, "\u2581" * 3000 + "x", "x" * 100 + "\u4e2d" + "y" * 100]
+    want = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    assert [ours.encode(t) for t in texts] == want
+    ours._refresh()
+    full, partial = ours._fast.linear_tables()
+    assert full is not False and (full or partial >= 1)  # tables over a word's characters, then all
+    model = ours._fast
+    for word in ("\u2581" + texts[2], "\u2581" + texts[3], "\u2581" * 100, "\u2581ab" * 40):
+        linear = model.encode_piece_linear(word.encode())
+        assert linear is not None and linear == model.encode_piece(word.encode()), word[:20]
+    # no stand-in byte for "中" (the 256 are the ASCII tokens and the lowest-id others)
+    assert model.encode_piece_linear(("\u4e2d" * 70).encode()) is None

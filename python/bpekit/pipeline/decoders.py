@@ -224,6 +224,8 @@ class Sequence(Decoder):
         vocab_r = getattr(tokenizer.model, "vocab_r", None)
         if stages or not isinstance(vocab_r, dict):
             return None
+        if strip is not None and not (0 <= strip.start < 2**32 and 0 <= strip.stop < 2**32):
+            return None  # (a file's absurd counts: the Python decoder takes them)
         added = tokenizer.added_tokens.strings
         n = max(max(vocab_r, default=-1), max(added, default=-1)) + 1
         if n > 2 * (len(vocab_r) + len(added)) + (1 << 20):
