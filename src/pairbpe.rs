@@ -665,15 +665,12 @@ impl PairBpe {
                 }
                 return Ok(());
             }
-            match (&self.split.splitter, self.marker()) {
-                (Some(splitter), _) => splitter.for_each_piece(text, piece),
-                (None, _) if bytes.is_empty() => Ok(()), // an empty text is no piece to prefix
-                (None, _) if self.split.metaspace.is_some_and(|m| m.split) => {
-                    let r = self.split.metaspace.map_or(' ', |m| m.replacement);
-                    each_before(text, r).try_for_each(|(s, e)| piece(s, e))
-                }
-                (None, Some(marker)) => marker_parts(text, marker).try_for_each(|(s, e)| piece(s, e)),
-                (None, None) => piece(0, bytes.len()),
+            match (&self.split.splitter, self.split.metaspace.filter(|m| m.split), self.marker()) {
+                (Some(splitter), _, _) => splitter.for_each_piece(text, piece),
+                (None, _, _) if bytes.is_empty() => Ok(()), // an empty text is no piece to prefix
+                (None, Some(m), _) => each_before(text, m.replacement).try_for_each(|(s, e)| piece(s, e)),
+                (None, None, Some(marker)) => marker_parts(text, marker).try_for_each(|(s, e)| piece(s, e)),
+                (None, None, None) => piece(0, bytes.len()),
             }
         })
     }
