@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     trainer = Trainer(args.vocab_size, special_tokens=["<|endoftext|>"], threads=args.threads,
                       show_progress=sys.stderr.isatty())
     tok = trainer.train(iter(docs))
-    _say(f"   {len(tok.merges):,} merges in {trainer.timings['count'] + trainer.timings['merge']:.1f} s")
+    _say(f"   {len(tok.merges):,} merges in {trainer.timings['count'] + trainer.timings['merge']:.2f} s")
     saved = out / "demo.bpekit.json"
     tok.save(saved)
     _say(f"2. saved {saved}")
