@@ -4,8 +4,6 @@ and random text (the Llama-2-style pipelines it serves: ``test_char_bpe.py``).""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from bpekit import _core
 from bpekit.errors import BpekitError
