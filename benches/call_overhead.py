@@ -176,14 +176,14 @@ def file_cases() -> list[tuple]:
     neox = DATA / "hf" / "gpt-neox-20b.tokenizer.json"
     spm_model = DATA / "spm" / "bpe_multi_bytefb_3000.model"
 
-    def hf_batch(peer):  # (tokenizers' batch runs on RAYON_NUM_THREADS, set before the import)
-        return lambda texts, threads: [e.ids for e in peer.encode_batch(texts, add_special_tokens=False)]
+    def hf_case(label, path, peer):  # (tokenizers' batch runs on RAYON_NUM_THREADS, set before the import)
+        return (label, path, "tokenizers", lambda t, add=False: peer.encode(t, add_special_tokens=add).ids, peer.decode,
+                lambda texts, threads: [e.ids for e in peer.encode_batch(texts, add_special_tokens=False)])
 
     try:
         import tokenizers
 
-        hf = tokenizers.Tokenizer.from_file(str(neox))
-        cases.append(("gpt-neox-20b tokenizer.json", neox, "tokenizers", lambda t, add=False: hf.encode(t, add_special_tokens=add).ids, hf.decode, hf_batch(hf)))
+        cases.append(hf_case("gpt-neox-20b tokenizer.json", neox, tokenizers.Tokenizer.from_file(str(neox))))
     except Exception as e:  # noqa: BLE001 (an optional peer)
         print(f"tokenizers: not measured ({type(e).__name__}: {e})")
     for label, name in [("llama-bpe (Llama 3) GGUF", "ggml-vocab-llama-bpe.gguf"), ("deepseek-llm GGUF", "ggml-vocab-deepseek-llm.gguf")]:
@@ -194,7 +194,7 @@ def file_cases() -> list[tuple]:
             from bpekit.formats.gguf.to_hf import tokenizer_json_text
 
             peer = tokenizers.Tokenizer.from_str(tokenizer_json_text(vocab_of(bpekit.Tokenizer.from_file(path))))
-            cases.append((label, path, "tokenizers", lambda t, add=False, p=peer: p.encode(t, add_special_tokens=add).ids, peer.decode, hf_batch(peer)))
+            cases.append(hf_case(label, path, peer))
         except Exception as e:  # noqa: BLE001 (an optional peer)
             print(f"{label} with tokenizers: not measured ({type(e).__name__}: {e})")
     for label, metaspace in [("Llama 2 tokenizer.json, legacy", False), ("Llama 2 tokenizer.json, Metaspace", True)]:
@@ -204,8 +204,7 @@ def file_cases() -> list[tuple]:
             from harness.local import WORK
 
             path = llama2(WORK, metaspace)
-            peer = tokenizers.Tokenizer.from_file(str(path))
-            cases.append((label, path, "tokenizers", lambda t, add=False, p=peer: p.encode(t, add_special_tokens=add).ids, peer.decode, hf_batch(peer)))
+            cases.append(hf_case(label, path, tokenizers.Tokenizer.from_file(str(path))))
         except Exception as e:  # noqa: BLE001 (an optional peer)
             print(f"{label} with tokenizers: not measured ({type(e).__name__}: {e})")
     try:

@@ -254,7 +254,8 @@ impl Metaspace {
         if prepend && !text.starts_with(r) && !text.starts_with(' ') {
             out.push(r);
         }
-        // spaces found by a byte search, the runs between them copied whole
+        // spaces found by a byte search, the runs between them copied whole (this loop is
+        // `normalizer::push_replaced`'s with a `char` pushed: calling that ran ~5% slower here)
         let mut done = 0;
         for at in crate::normalizer::char_positions(text, ' ') {
             out.push_str(&text[done..at]);

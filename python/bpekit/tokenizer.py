@@ -48,7 +48,6 @@ from bpekit.formats import bpekit_file
 from bpekit.formats.bpekit_file import FORMAT, VERSION  # noqa: F401  (re-exported)
 from bpekit.formats.recover import recover_merges
 from bpekit.pipeline import decoders, pre_tokenizers
-from bpekit.pipeline.pre_tokenizers import Metaspace
 from bpekit.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bpekit.pipeline.base import Pattern
 from bpekit.pipeline.byte_level import to_chars
@@ -219,7 +218,7 @@ class Tokenizer:
             self.added_tokens = AddedVocabulary(self.added_tokens.tokens, normalize)
         # the Rust splitter and model (with Metaspace, whether its "first" scheme can run in Rust
         # depends on the added tokens too)
-        if key[:3] != built[:3] or (isinstance(self.pre_tokenizer, Metaspace) and key[3] != built[3]):
+        if key[:3] != built[:3] or (isinstance(self.pre_tokenizer, pre_tokenizers.Metaspace) and key[3] != built[3]):
             self._splitter = core_splitter(self.pre_tokenizer) if isinstance(self.model, BPE) else None
             self._fast = core_model(self.pre_tokenizer, self.model) if self._splitter is not None else None
             if isinstance(self.model, SentencePieceStage) and self.pre_tokenizer is None:

@@ -286,10 +286,7 @@ impl ByteLevelIds {
                     }
                 }
             }
-            let (Ok(s), Ok(e)) = (u32::try_from(start), u32::try_from(bytes.len())) else {
-                return Err(bad("tokens longer than 4 GiB in all"));
-            };
-            *span = (s, e);
+            *span = span_of(start, bytes.len()).ok_or_else(|| bad("tokens longer than 4 GiB in all"))?;
         }
         let mut flags = vec![false; n];
         for id in special {
@@ -379,10 +376,8 @@ impl SentencePieceIds {
                 }
                 _ => return Err(pyo3::exceptions::PyValueError::new_err("SentencePieceIds: kind must be 0 to 3")),
             };
-            let (Ok(s), Ok(e)) = (u32::try_from(start), u32::try_from(text.len())) else {
-                return Err(pyo3::exceptions::PyValueError::new_err("SentencePieceIds: pieces longer than 4 GiB in all"));
-            };
-            spans.push((s, e));
+            let span = span_of(start, text.len());
+            spans.push(span.ok_or_else(|| pyo3::exceptions::PyValueError::new_err("SentencePieceIds: pieces longer than 4 GiB in all"))?);
             kind.push(k);
             lead_space.push(piece.starts_with('\u{2581}'));
         }
@@ -475,10 +470,7 @@ impl FusedIds {
                     continue;
                 }
             }
-            let (Ok(s), Ok(e)) = (u32::try_from(start), u32::try_from(text.len())) else {
-                return Err(bad("tokens longer than 4 GiB in all"));
-            };
-            spans.push((s, e));
+            spans.push(span_of(start, text.len()).ok_or_else(|| bad("tokens longer than 4 GiB in all"))?);
         }
         if byte.iter().any(|&b| !(-1..=255).contains(&b)) {
             return Err(bad("a byte must be -1 or 0 to 255"));
@@ -512,6 +504,11 @@ impl FusedIds {
         };
         Ok(Some(PyString::new(seq.py(), text)))
     }
+}
+
+/// `start..end` of a decode table's text as 32-bit offsets, `None` past 4 GiB.
+fn span_of(start: usize, end: usize) -> Option<(u32, u32)> {
+    Some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
 }
 
 /// Appends a run of `ByteFallback` bytes and empties it: its text if it is valid UTF-8, else one

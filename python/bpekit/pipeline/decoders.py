@@ -45,14 +45,24 @@ class ByteLevel(ByteLevelOptions, Decoder):
         """This decoding for every id of ``tokenizer`` at once (its model's ``vocab_r`` and its
         added tokens): ``decode(ids, skip_special)`` gives ``decode_chain``'s text in one Rust
         call (src/py/decode.rs); ``None`` for a model without ``vocab_r`` or absurdly sparse ids."""
-        vocab_r = getattr(tokenizer.model, "vocab_r", None)
-        if type(self) is not ByteLevel or not isinstance(vocab_r, dict):
+        ids = _table_ids(tokenizer)
+        if type(self) is not ByteLevel or ids is None:
             return None
-        strings = tokenizer.added_tokens.strings
-        n = max(max(vocab_r, default=-1), max(strings, default=-1)) + 1
-        if n > 2 * (len(vocab_r) + len(strings)) + (1 << 20):
-            return None
+        vocab_r, strings, n = ids
         return _core.ByteLevelIds(n, vocab_r, strings, list(tokenizer._special_id_set()), list(BYTE_TO_CHAR))
+
+
+def _table_ids(tokenizer: Any) -> tuple[dict[int, str], dict[int, str], int] | None:
+    """What a decoder's Rust table covers: the model's ``vocab_r``, the added tokens' strings and
+    the number of ids; ``None`` for a model without ``vocab_r`` or absurdly sparse ids."""
+    vocab_r = getattr(tokenizer.model, "vocab_r", None)
+    if not isinstance(vocab_r, dict):
+        return None
+    strings = tokenizer.added_tokens.strings
+    n = max(max(vocab_r, default=-1), max(strings, default=-1)) + 1
+    if n > 2 * (len(vocab_r) + len(strings)) + (1 << 20):
+        return None
+    return vocab_r, strings, n
 
 
 @_register
@@ -221,15 +231,12 @@ class Sequence(Decoder):
         if type(self) is not Sequence or not stages or type(stages.pop(0)) is not Fuse:
             return None
         strip = stages.pop(0) if stages and type(stages[0]) is Strip else None
-        vocab_r = getattr(tokenizer.model, "vocab_r", None)
-        if stages or not isinstance(vocab_r, dict):
+        ids = _table_ids(tokenizer)
+        if stages or ids is None:
             return None
         if strip is not None and not (0 <= strip.start < 2**32 and 0 <= strip.stop < 2**32):
             return None  # (a file's absurd counts: the Python decoder takes them)
-        added = tokenizer.added_tokens.strings
-        n = max(max(vocab_r, default=-1), max(added, default=-1)) + 1
-        if n > 2 * (len(vocab_r) + len(added)) + (1 << 20):
-            return None
+        vocab_r, added, n = ids
         tokens: list[str | None] = [None] * n
         for table in (vocab_r, added):  # (an added token's string wins, as in ``id_to_token``)
             for i, t in table.items():
