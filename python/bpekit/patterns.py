@@ -39,6 +39,19 @@ QWEN2 = (
     r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
 
+# Mistral's Tekken (NeMo, Pixtral, Small 3): o200k's classes, single digits, no contractions
+TEKKEN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*""",
+        r"""\p{N}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
 PATTERNS: dict[str, str] = {
     "gpt2": GPT2,
     "r50k": GPT2,
@@ -47,6 +60,7 @@ PATTERNS: dict[str, str] = {
     "o200k": O200K,
     "llama3": LLAMA3,
     "qwen2": QWEN2,
+    "tekken": TEKKEN,
 }
 
 

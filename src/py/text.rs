@@ -101,6 +101,14 @@ pub fn class_runs(text: &Bound<'_, PyString>, class: &str) -> PyResult<Vec<(usiz
     Ok(crate::hf_unicode::class_runs(text.to_str()?, class))
 }
 
+/// The hand-written splitter family (`"gpt2"`, `"cl100k"`, `"llama3"`, `"qwen2"`, `"o200k"`,
+/// `"tekken"`) that stands in for the regex `pattern` (an exact string match), or `None`: the
+/// pattern then runs on fancy-regex.
+#[pyfunction]
+pub fn hand_written_family(pattern: &str) -> Option<String> {
+    crate::pretokenize::Known::detect(pattern).map(|k| format!("{k:?}").to_lowercase())
+}
+
 /// Whether `c` is a `\w` character of the `regex` crate (`crate::hf_unicode::is_word_char`).
 #[pyfunction]
 pub fn is_word_char(c: char) -> PyResult<bool> {

@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from bpekit.errors import FormatError
 from bpekit.patterns import O200K
+from bpekit.patterns import TEKKEN as TEKKEN_PATTERN
 
 
 class Pre(NamedTuple):
@@ -289,11 +290,7 @@ _CONTRACTION_TYPES = frozenset(
 O200K_UPSTREAM = (
     O200K  # tiktoken's o200k pattern is what GPT-4o-style tokenizer.json files use
 )
-TEKKEN_UPSTREAM = (
-    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
-    "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
-    "|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-)
+TEKKEN_UPSTREAM = TEKKEN_PATTERN  # Mistral's tokenizer.json (bpekit.patterns.TEKKEN)
 BAILINGMOE_UPSTREAM = (
     "'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*"
     "|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+"

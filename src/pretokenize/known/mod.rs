@@ -1,6 +1,6 @@
 //! Hand-written splitters for the pre-tokenizer patterns that real vocabularies use.
 //!
-//! Each family of patterns (GPT-2, cl100k with its Llama 3 and Qwen2 relatives, o200k) is a small
+//! Each family of patterns (GPT-2, cl100k with its Llama 3 and Qwen2 relatives, o200k with Tekken) is a small
 //! state machine over bytes that returns the end of the regex match starting at a given position.
 //! The result is exactly what fancy-regex's `find_iter` yields for the pattern, including
 //! backtracking into `\s+(?!\S)` and o200k's upper/lower letter runs; the tests compare both on
@@ -87,6 +87,9 @@ pub enum Known {
     Qwen2,
     /// o200k_base and o200k_harmony.
     O200k,
+    /// Mistral's Tekken (NeMo, Pixtral, Small 3): o200k with every digit its own piece and no
+    /// contractions.
+    Tekken,
 }
 
 /// tiktoken's `r50k_pat_str` (gpt2, r50k_base, p50k_base, p50k_edit).
@@ -121,8 +124,18 @@ pub const O200K: &str = concat!(
     r"\s+",
 );
 
+/// Mistral's Tekken pattern (`tokenizer.json` of Mistral NeMo and its successors; llama.cpp's
+/// `tekken` pre-tokenizer upstream): o200k's alternatives with `\p{N}` and no contractions.
+pub const TEKKEN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*",
+    "|",
+    r"\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+);
+
 /// Every pattern string recognised, with its family.
-pub const KNOWN_PATTERNS: [(&str, Known); 7] = [
+pub const KNOWN_PATTERNS: [(&str, Known); 8] = [
     (GPT2_TIKTOKEN, Known::Gpt2),
     (GPT2_ORIGINAL, Known::Gpt2),
     (GPT2_BRACKETED, Known::Gpt2),
@@ -130,6 +143,7 @@ pub const KNOWN_PATTERNS: [(&str, Known); 7] = [
     (LLAMA3, Known::Llama3),
     (QWEN2, Known::Qwen2),
     (O200K, Known::O200k),
+    (TEKKEN, Known::Tekken),
 ];
 
 impl Known {
@@ -158,7 +172,8 @@ impl Known {
             Known::Cl100k => cl100k::piece_end::<3, true>(t, b, start),
             Known::Llama3 => cl100k::piece_end::<3, false>(t, b, start),
             Known::Qwen2 => cl100k::piece_end::<1, false>(t, b, start),
-            Known::O200k => o200k::piece_end(t, b, start),
+            Known::O200k => o200k::piece_end::<3, true>(t, b, start),
+            Known::Tekken => o200k::piece_end::<1, false>(t, b, start),
         }
     }
 
@@ -187,7 +202,8 @@ impl Known {
             Known::Cl100k => tile!(cl100k::piece_end::<3, true>(t, b, start)),
             Known::Llama3 => tile!(cl100k::piece_end::<3, false>(t, b, start)),
             Known::Qwen2 => tile!(cl100k::piece_end::<1, false>(t, b, start)),
-            Known::O200k => tile!(o200k::piece_end(t, b, start)),
+            Known::O200k => tile!(o200k::piece_end::<3, true>(t, b, start)),
+            Known::Tekken => tile!(o200k::piece_end::<1, false>(t, b, start)),
         }
         Ok(())
     }

@@ -1,4 +1,5 @@
-//! The o200k family (o200k_base, o200k_harmony): seven alternatives, tried in order.
+//! The o200k family (o200k_base, o200k_harmony, and Mistral's Tekken: `DIGITS` 1 for its `\p{N}`,
+//! no contractions): seven alternatives, tried in order.
 //!
 //! 1. `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?`
 //! 2. `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?`
@@ -34,15 +35,15 @@ use super::{
 
 /// The end of the piece starting at `i`.
 #[inline(always)]
-pub(super) fn piece_end(t: &Tables, b: &[u8], i: usize) -> usize {
+pub(super) fn piece_end<const DIGITS: usize, const CONTRACTIONS: bool>(t: &Tables, b: &[u8], i: usize) -> usize {
     let x = b[i];
     let f = t.byte(x);
     if f & MULTI == 0 {
-        if let Some(end) = ascii_start(t, b, i, x, f) {
+        if let Some(end) = ascii_start::<CONTRACTIONS>(t, b, i, x, f) {
             return end;
         }
     }
-    general(t, b, i)
+    general::<DIGITS, CONTRACTIONS>(t, b, i)
 }
 
 /// A piece that starts with an ASCII char (flags `f`), decided without decoding a char when the
@@ -52,7 +53,7 @@ pub(super) fn piece_end(t: &Tables, b: &[u8], i: usize) -> usize {
 /// no ASCII char is. `None` (a non-ASCII char where the letter run would start or go on) sends
 /// the start to [`general`], which decides it from scratch.
 #[inline(always)]
-fn ascii_start(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> Option<usize> {
+fn ascii_start<const CONTRACTIONS: bool>(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> Option<usize> {
     // The letter run starts at `i` (an ASCII letter) or after the ASCII prefix char `x`; digits
     // and newlines, which cannot prefix one, go to `general`.
     let p = if f & L != 0 {
@@ -68,10 +69,10 @@ fn ascii_start(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> Option<usize> {
         j += 1;
     }
     match b.get(j) {
-        Some(&y) if y.is_ascii_lowercase() => Some(with_contraction(t, b, run_any(t, b, j, W))),
+        Some(&y) if y.is_ascii_lowercase() => Some(with_contraction::<CONTRACTIONS>(t, b, run_any(t, b, j, W))),
         Some(&y) if y >= 0x80 => None,
         // The uppercase run ends at an ASCII non-letter or the end: `U+W*` with an empty `W*`.
-        _ if j > p => Some(with_contraction(t, b, j)),
+        _ if j > p => Some(with_contraction::<CONTRACTIONS>(t, b, j)),
         // `x` is a prefix char and no letter follows it.
         _ => Some(not_letters(t, b, i, x, f)),
     }
@@ -81,17 +82,17 @@ fn ascii_start(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> Option<usize> {
 /// those that the first two chars' flags rule out skipped. Kept out of line: it is the rarer path
 /// once [`ascii_start`] takes the ASCII shapes, and inlined it made the callers' loops bigger.
 #[inline(never)]
-fn general(t: &Tables, b: &[u8], i: usize) -> usize {
+fn general<const DIGITS: usize, const CONTRACTIONS: bool>(t: &Tables, b: &[u8], i: usize) -> usize {
     let x = b[i];
     let (f, n) = char_at(t, b, i);
     // A letter cannot be the prefix, and every letter is U or W: alternative 1 or 2 matches here.
     if f & L != 0 {
         let run = letters(t, b, i, f, n);
-        return with_contraction(t, b, run.lower_end.unwrap_or(run.upper_end));
+        return with_contraction::<CONTRACTIONS>(t, b, run.lower_end.unwrap_or(run.upper_end));
     }
     // A digit is neither a prefix nor U or W (no char is both N and L or M).
     if f & N != 0 {
-        return digit_run(t, b, i + n, 3);
+        return digit_run(t, b, i + n, DIGITS);
     }
     if x == b'\r' || x == b'\n' {
         return ws_newline_first(t, b, i);
@@ -102,20 +103,20 @@ fn general(t: &Tables, b: &[u8], i: usize) -> usize {
     if g & (U | W) != 0 {
         let run = letters(t, b, i + n, g, m);
         if let Some(end) = run.lower_end {
-            return with_contraction(t, b, end);
+            return with_contraction::<CONTRACTIONS>(t, b, end);
         }
         // Alternative 1 without the prefix, for a mark: `U*` takes the mark and the U run after
         // it, none of which is W, and gives them back down to the mark, which `W+` takes.
         if f & (U | W) != 0 {
-            return with_contraction(t, b, i + n);
+            return with_contraction::<CONTRACTIONS>(t, b, i + n);
         }
         // Alternative 2 with the prefix: the run from `i + n` starts with a U char (W would have
         // matched alternative 1).
-        return with_contraction(t, b, run.upper_end);
+        return with_contraction::<CONTRACTIONS>(t, b, run.upper_end);
     }
     if f & (U | W) != 0 {
         // A mark before no letter: alternative 1 without the prefix matches the mark alone.
-        return with_contraction(t, b, i + n);
+        return with_contraction::<CONTRACTIONS>(t, b, i + n);
     }
     not_letters_next(t, b, i, x, f, n, (g, m))
 }
@@ -184,10 +185,10 @@ fn letters(t: &Tables, b: &[u8], p: usize, mut g: u8, mut m: usize) -> Letters {
     Letters { lower_end, upper_end: j }
 }
 
-/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` after a letter run ending at `end`.
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` after a letter run ending at `end` (nothing for Tekken).
 #[inline(always)]
-fn with_contraction(t: &Tables, b: &[u8], end: usize) -> usize {
-    if b.get(end) == Some(&b'\'') {
+fn with_contraction<const CONTRACTIONS: bool>(t: &Tables, b: &[u8], end: usize) -> usize {
+    if CONTRACTIONS && b.get(end) == Some(&b'\'') {
         contraction_folded(t, b, end).unwrap_or(end)
     } else {
         end

@@ -102,6 +102,7 @@ fn detects_exactly_the_known_strings() {
     assert_eq!(Known::detect(LLAMA3), Some(Known::Llama3));
     assert_eq!(Known::detect(QWEN2), Some(Known::Qwen2));
     assert_eq!(Known::detect(O200K), Some(Known::O200k));
+    assert_eq!(Known::detect(TEKKEN), Some(Known::Tekken));
     // llama.cpp's ASCII-only contraction spelling does not match `'ſ`, so it is not Llama 3.
     let adapted = LLAMA3.replace(
         "(?i:'s|'t|'re|'ve|'m|'ll|'d)",
