@@ -6,7 +6,8 @@
 //! (default `../shared/data`) when present, plus a toy vocabulary that is always there.
 //!
 //! Targets:
-//! - [`pretokenize`]: every hand-written splitter gives the pieces of the fancy-regex pattern.
+//! - [`pretokenize`]: every hand-written splitter gives the pieces of the fancy-regex pattern
+//!   (for DeepSeek-V3's `Split(Isolated)` stage, the matches and the text between them).
 //! - [`round_trip`]: encode (with and without specials, text and raw bytes) then decode gives the
 //!   input back byte for byte, and `count` equals the number of ids.
 //! - [`merges`]: small == heap == backtrack == the dispatcher on any piece.
@@ -23,8 +24,8 @@
 use crate::core::CoreBpe;
 use crate::merge::backtrack::Backtrack;
 use crate::merge::{byte_pair_encode_with, heap, small, Ranks};
-use crate::pretokenize::known::{KNOWN_PATTERNS, CL100K, GPT2_TIKTOKEN, O200K};
-use crate::pretokenize::Pretokenizer;
+use crate::pretokenize::known::{CL100K, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, GPT2_TIKTOKEN, KNOWN_PATTERNS, O200K};
+use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use crate::special::{Found, Specials};
 use crate::vocab::{Rank, Vocab};
 use std::path::PathBuf;
@@ -151,19 +152,52 @@ fn text_of(data: &[u8]) -> String {
     String::from_utf8_lossy(data).into_owned()
 }
 
-/// `data[0]` picks a known pattern; the rest is the text. Hand splitter == fancy-regex.
+/// `data[0]` picks a known pattern (or an `Isolated` stage with a hand-written splitter); the
+/// rest is the text. Hand splitter == fancy-regex.
 pub fn pretokenize(data: &[u8]) {
     static REGEX: OnceLock<Vec<(Pretokenizer, Pretokenizer)>> = OnceLock::new();
+    static ISOLATING: OnceLock<Vec<(RegexSplitter, RegexSplitter)>> = OnceLock::new();
     let pairs = REGEX.get_or_init(|| {
         KNOWN_PATTERNS
             .iter()
             .map(|(p, _)| (Pretokenizer::new(p).unwrap(), Pretokenizer::with_regex(p).unwrap()))
             .collect()
     });
+    let isolating = ISOLATING.get_or_init(|| {
+        [DEEPSEEK3, DEEPSEEK3_ESCAPED]
+            .iter()
+            .map(|p| (RegexSplitter::new(p).unwrap(), RegexSplitter::regex_only(p).unwrap()))
+            .collect()
+    });
+    static STAGES: OnceLock<(Pretokenizer, Vec<RegexSplitter>)> = OnceLock::new();
+    let (stages_hand, stages_regex) = STAGES.get_or_init(|| {
+        let patterns = DEEPSEEK3_STAGES.map(String::from);
+        let regex = patterns.iter().map(|p| RegexSplitter::regex_only(p).unwrap()).collect();
+        (Pretokenizer::isolated_stages(&patterns).expect("DeepSeek-V3's stages are hand-written"), regex)
+    });
     let Some((&sel, rest)) = data.split_first() else { return };
-    let (known, regex) = &pairs[sel as usize % pairs.len()];
-    assert!(known.known().is_some(), "pattern not recognised as known");
     let text = text_of(rest);
+    let sel = sel as usize % (pairs.len() + isolating.len() + 1);
+    if sel == pairs.len() + isolating.len() {
+        // the whole sequence of `Isolated` stages, each cutting every piece of the one before
+        let Ok(want) = RegexSplitter::isolate_all(stages_regex, &text) else { return };
+        let want: Vec<&str> = want.into_iter().map(|(s, e)| &text[s..e]).collect();
+        assert_eq!(stages_hand.split(&text).expect("hand splitters cannot fail"), want, "DeepSeek-V3 stages on {text:?}");
+        return;
+    }
+    if let Some((hand, regex)) = isolating.get(sel.wrapping_sub(pairs.len())) {
+        // a `Split(Isolated)` stage: matches and the text between them
+        assert!(hand.hand().is_some(), "pattern not recognised as hand-written");
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        if regex.isolate(&text, 0, text.len(), &mut want).is_err() {
+            return; // fancy-regex gave up (backtrack limit)
+        }
+        hand.isolate(&text, 0, text.len(), &mut got).expect("hand splitters cannot fail");
+        assert_eq!(got, want, "{:?} splitter != regex on {text:?}", hand.hand());
+        return;
+    }
+    let (known, regex) = &pairs[sel];
+    assert!(known.known().is_some(), "pattern not recognised as known");
     let want = match regex.split(&text) {
         Ok(w) => w,
         Err(_) => return, // fancy-regex gave up (backtrack limit): nothing to compare against

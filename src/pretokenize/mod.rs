@@ -12,7 +12,7 @@
 pub mod known;
 mod regex_split;
 
-pub use known::Known;
+pub use known::{Isolating, Known};
 pub use regex_split::RegexSplitter;
 
 use crate::error::Result;
@@ -29,6 +29,9 @@ pub struct Pretokenizer {
 enum Splitter {
     Known(Known),
     Regex(RegexSplitter),
+    /// A sequence of Hugging Face `Split(Isolated)` stages by hand: every piece of the text,
+    /// matches and the text between them.
+    Isolating(Isolating),
 }
 
 impl Pretokenizer {
@@ -41,6 +44,14 @@ impl Pretokenizer {
         Ok(Pretokenizer { pattern: pattern.to_string(), splitter })
     }
 
+    /// The pre-tokenizer that stands for a sequence of Hugging Face `Split(Isolated)` stages (each
+    /// stage cuts every piece of the stage before; the text between matches is kept), if a
+    /// hand-written splitter does ([`Isolating::detect_stages`]).
+    pub fn isolated_stages(patterns: &[String]) -> Option<Self> {
+        let hand = Isolating::detect_stages(patterns)?;
+        Some(Pretokenizer { pattern: patterns.join("\n"), splitter: Splitter::Isolating(hand) })
+    }
+
     /// A pre-tokenizer that always uses the regex engine (to compare against, or to benchmark).
     pub fn with_regex(pattern: &str) -> Result<Self> {
         let splitter = Splitter::Regex(RegexSplitter::new(pattern)?);
@@ -51,7 +62,7 @@ impl Pretokenizer {
     pub fn known(&self) -> Option<Known> {
         match self.splitter {
             Splitter::Known(k) => Some(k),
-            Splitter::Regex(_) => None,
+            Splitter::Regex(_) | Splitter::Isolating(_) => None,
         }
     }
 
@@ -69,6 +80,7 @@ impl Pretokenizer {
         match &self.splitter {
             Splitter::Known(known) => known.for_each_piece(text, f),
             Splitter::Regex(regex) => regex.for_each_match(text, &mut f),
+            Splitter::Isolating(hand) => hand.for_each_piece(text, f),
         }
     }
 

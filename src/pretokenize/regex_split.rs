@@ -1,6 +1,8 @@
 //! The general pre-tokenizer: any pattern, compiled with fancy-regex (tiktoken's engine, so the
-//! semantics of possessive quantifiers, lookarounds and `$` are the same).
+//! semantics of possessive quantifiers, lookarounds and `$` are the same). As a Hugging Face
+//! `Split(Isolated)` stage, a pattern with a hand-written splitter ([`Isolating`]) uses it.
 
+use super::known::Isolating;
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -19,6 +21,8 @@ thread_local! {
 pub struct RegexSplitter {
     pattern: String,
     slots: Vec<std::sync::OnceLock<fancy_regex::Regex>>,
+    /// A hand-written splitter that [`RegexSplitter::isolate`] uses instead of the regex.
+    hand: Option<Isolating>,
 }
 
 /// fancy-regex's default backtrack limit is 1,000,000 steps; real text never comes near it, and a
@@ -34,10 +38,23 @@ fn compile(pattern: &str) -> Result<fancy_regex::Regex> {
 
 impl RegexSplitter {
     pub fn new(pattern: &str) -> Result<Self> {
+        let mut splitter = RegexSplitter::regex_only(pattern)?;
+        splitter.hand = Isolating::detect(pattern);
+        Ok(splitter)
+    }
+
+    /// A splitter that always runs the regex engine, even for a pattern with a hand-written
+    /// `Isolated` splitter (to compare against).
+    pub fn regex_only(pattern: &str) -> Result<Self> {
         let re = compile(pattern)?;
         let slots: Vec<std::sync::OnceLock<fancy_regex::Regex>> = (0..CLONES).map(|_| Default::default()).collect();
         let _ = slots[0].set(re);
-        Ok(RegexSplitter { pattern: pattern.to_string(), slots })
+        Ok(RegexSplitter { pattern: pattern.to_string(), slots, hand: None })
+    }
+
+    /// The hand-written splitter `isolate` uses, if any.
+    pub fn hand(&self) -> Option<Isolating> {
+        self.hand
     }
 
     #[inline]
@@ -75,6 +92,12 @@ impl RegexSplitter {
     /// its own string: anchors and lookarounds stop at its ends): the matches and the gaps between
     /// them, in order, the empty ones left out, as ranges of `text` appended to `out`.
     pub fn isolate(&self, text: &str, start: usize, end: usize, out: &mut Vec<(usize, usize)>) -> Result<()> {
+        if let Some(hand) = self.hand {
+            return hand.for_each_piece(&text[start..end], |s, e| {
+                out.push((start + s, start + e));
+                Ok(())
+            });
+        }
         let mut prev = start;
         for m in self.regex().find_iter(&text[start..end]) {
             let m = m.map_err(|e| Error::Regex(e.to_string()))?;

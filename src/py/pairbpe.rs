@@ -100,8 +100,11 @@ impl PairBPE {
                     (Symbols::Chars(CharSymbols { chars, bytes, unk, fuse_unk, marker }), whole)
                 }
             };
-            let isolated = RegexSplitter::all(&isolated)?;
-            let splitter = pattern.map(Pretokenizer::new).transpose()?;
+            // stages that one hand-written splitter stands for become the splitter
+            let (splitter, isolated) = match Pretokenizer::isolated_stages(&isolated) {
+                Some(hand) if pattern.is_none() => (Some(hand), Vec::new()),
+                _ => (pattern.map(Pretokenizer::new).transpose()?, RegexSplitter::all(&isolated)?),
+            };
             let split = Split { splitter, isolated, text_prefix, piece_prefix, metaspace };
             let model = PairBpe::new(symbols, &merges, whole, split)?;
             let ints = IdInts::new(model.max_id());
@@ -373,20 +376,35 @@ impl PairBPE {
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct IsolatedSplit {
     stages: Vec<RegexSplitter>,
+    /// The hand-written splitter that stands for all the stages, if one does.
+    hand: Option<Pretokenizer>,
 }
 
 #[pymethods]
 impl IsolatedSplit {
     #[new]
     fn new(py: Python<'_>, patterns: Vec<String>) -> PyResult<Self> {
-        run(py, || Ok(IsolatedSplit { stages: RegexSplitter::all(&patterns)? }))
+        run(py, || {
+            let hand = Pretokenizer::isolated_stages(&patterns);
+            let stages = if hand.is_some() { Vec::new() } else { RegexSplitter::all(&patterns)? };
+            Ok(IsolatedSplit { stages, hand })
+        })
     }
 
     /// The pieces of `text`.
     fn split(&self, py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
         run(py, || {
+            if let Some(hand) = &self.hand {
+                return Ok(hand.split(text)?.into_iter().map(str::to_string).collect());
+            }
             let pieces = RegexSplitter::isolate_all(&self.stages, text)?;
             Ok(pieces.into_iter().map(|(s, e)| text[s..e].to_string()).collect())
         })
+    }
+
+    /// Whether a hand-written splitter stands for the stages (or for one of them).
+    #[getter]
+    fn hand_written(&self) -> bool {
+        self.hand.is_some() || self.stages.iter().any(|s| s.hand().is_some())
     }
 }

@@ -7,18 +7,19 @@
 //! costs one word test instead of a branch per letter. The byte loops that follow it still decide
 //! everything past that point (multi-byte chars, the text's last bytes), so results are unchanged.
 
-use super::unicode::{L, N, U, W};
+use super::unicode::{L, M, N, U, W};
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
 /// The ASCII bytes whose flags meet `mask`, as (bits OR-ed in first, low, high): the class is
 /// the bytes `x < 0x80` with `x | or` in `low..=high`. `None` for masks without such a form.
-/// (ASCII letters are exactly `A-Z a-z` in every letter class, digits exactly `0-9`; the test
-/// `ascii_classes_match_the_tables` checks this against the flag tables.)
+/// (ASCII letters are exactly `A-Z a-z` in every letter class, digits exactly `0-9`, and no
+/// ASCII char is a mark, so `M` adds nothing; the test `ascii_classes_match_the_tables` checks
+/// this against the flag tables.)
 #[inline(always)]
 const fn ascii_class(mask: u8) -> Option<(u8, u8, u8)> {
-    if mask & !(L | U | W | N) != 0 {
+    if mask & !(L | U | W | N | M) != 0 {
         return None;
     }
     let lower = mask & (L | W) != 0;
@@ -71,7 +72,7 @@ mod tests {
     #[test]
     fn ascii_classes_match_the_tables() {
         let t = tables();
-        for mask in [L, U, W, N, U | W, L | U, L | W, L | U | W] {
+        for mask in [L, U, W, N, U | W, L | U, L | W, L | U | W, L | M] {
             let class = ascii_class(mask).expect("letter and digit masks have an ASCII form");
             for x in 0..=255u8 {
                 let want = t.byte(x) & mask != 0;

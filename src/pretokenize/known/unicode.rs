@@ -28,17 +28,23 @@ pub const S: u8 = 4;
 pub const U: u8 = 8;
 /// o200k's "lower" class `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`
 pub const W: u8 = 16;
+/// DeepSeek-V3's punctuation and symbols `[\p{P}\p{S}]`
+pub const PS: u8 = 32;
+/// `\p{M}` (DeepSeek-V3's letter runs `[\p{L}\p{M}]+`)
+pub const M: u8 = 64;
 /// In the byte table only: a byte >= 0x80, which starts (or continues) a multi-byte char whose
 /// flags need decoding. No class mask includes it, so ASCII scanning loops stop at such a byte.
 pub const MULTI: u8 = 128;
 
 /// The class expressions behind each flag, exactly as the patterns write them.
-pub const CLASS_SOURCES: [(u8, &str); 5] = [
+pub const CLASS_SOURCES: [(u8, &str); 7] = [
     (L, r"\p{L}"),
     (N, r"\p{N}"),
     (S, r"\s"),
     (U, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
     (W, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+    (PS, r"[\p{P}\p{S}]"),
+    (M, r"\p{M}"),
 ];
 
 /// The letters of the contractions `'s 't 're 've 'm 'll 'd`.

@@ -1,7 +1,7 @@
 //! Every code point, once per class, against fancy-regex; and every code point in context.
 
 use super::super::char_at;
-use super::super::unicode::{self, CLASS_SOURCES, CONTRACTION_LETTERS, L, N, S};
+use super::super::unicode::{self, CLASS_SOURCES, CONTRACTION_LETTERS, L, N, PS, S};
 use super::{compare, splitters, Scratch};
 use fancy_regex::Regex;
 
@@ -27,6 +27,8 @@ fn flag_tables_match_the_regex_classes_on_every_code_point() {
     // The composite classes the splitters derive from the flags.
     let prefix = whole(r"[^\r\n\p{L}\p{N}]");
     let other = whole(r"[^\s\p{L}\p{N}]");
+    let deepseek_prefix = whole("[^\r\n\\p{L}\\p{P}\\p{S}]");
+    let ascii_punct = whole(r##"[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]"##);
     for c in all_chars() {
         let f = t.flags(c as u32);
         let s = c.encode_utf8(&mut buf);
@@ -42,6 +44,9 @@ fn flag_tables_match_the_regex_classes_on_every_code_point() {
             "other class on U+{:04X}",
             c as u32
         );
+        let cr_lf = c == '\r' || c == '\n';
+        assert_eq!(!cr_lf && f & (L | PS) == 0, deepseek_prefix.is_match(s).unwrap(), "DeepSeek prefix on U+{:04X}", c as u32);
+        assert_eq!(c.is_ascii() && f & PS != 0, ascii_punct.is_match(s).unwrap(), "ASCII punctuation on U+{:04X}", c as u32);
     }
 }
 

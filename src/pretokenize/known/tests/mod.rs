@@ -9,15 +9,44 @@ mod shapes;
 use super::*;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 
-/// The recognised patterns with their regex splitters, built once per test: all seven, or (for
-/// the slow tests over tens of megabytes) one pattern per family, the GPT-2 family by tiktoken's
-/// spelling. The other two GPT-2 spellings are covered by the fuzz, edge-case and source tests.
-pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Known, RegexSplitter)> {
-    KNOWN_PATTERNS
+/// A hand-written splitter under test: a [`Known`] family (compared with the regex's matches)
+/// or an [`Isolating`] one (compared with the regex's `Split(Isolated)` pieces, gaps included).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Hand {
+    Known(Known),
+    Isolating(Isolating),
+}
+
+impl Hand {
+    fn pieces(self, text: &str, out: &mut Vec<(usize, usize)>) {
+        let mut push = |s, e| {
+            out.push((s, e));
+            Ok::<(), ()>(())
+        };
+        match self {
+            Hand::Known(k) => k.for_each_piece(text, &mut push),
+            Hand::Isolating(i) => i.for_each_piece(text, &mut push),
+        }
+        .expect("the callback never fails");
+    }
+}
+
+/// Every hand-written pattern with its regex splitter, built once per test: all of them, or
+/// (for the slow tests over tens of megabytes) one pattern per family, the GPT-2 family by
+/// tiktoken's spelling and DeepSeek-V3 by its `tokenizer.json` spelling. The other spellings are
+/// covered by the fuzz, edge-case and source tests.
+pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<RegexSplitter>)> {
+    let known = KNOWN_PATTERNS
         .iter()
         .filter(|&&(p, _)| all_spellings || (p != GPT2_ORIGINAL && p != GPT2_BRACKETED))
-        .map(|&(p, k)| (p, k, RegexSplitter::new(p).expect("known patterns compile")))
-        .collect()
+        .map(|&(p, k)| (p, Hand::Known(k), vec![RegexSplitter::new(p).expect("known patterns compile")]));
+    let regex_only = |p: &str| RegexSplitter::regex_only(p).expect("the pattern compiles");
+    let isolating = [DEEPSEEK3, DEEPSEEK3_ESCAPED]
+        .into_iter()
+        .filter(|&p| all_spellings || p == DEEPSEEK3)
+        .map(|p| (p, Hand::Isolating(Isolating::detect(p).expect("detected")), vec![regex_only(p)]));
+    let stages = (DEEPSEEK3_STAGES[2], Hand::Isolating(Isolating::DeepSeek3Stages), DEEPSEEK3_STAGES.map(regex_only).to_vec());
+    known.chain(isolating).chain([stages]).collect()
 }
 
 /// Reusable piece buffers for [`compare`].
@@ -27,27 +56,25 @@ pub(super) struct Scratch {
     regex: Vec<(usize, usize)>,
 }
 
-/// Splits `text` both ways; on a difference, describes the first differing piece.
+/// Splits `text` both ways (the regex side: one pattern's matches, or the pieces of `Isolated`
+/// stages run one after the other); on a difference, describes the first differing piece.
 pub(super) fn compare(
-    known: Known,
-    regex: &RegexSplitter,
+    hand: Hand,
+    regex: &[RegexSplitter],
     text: &str,
     scratch: &mut Scratch,
 ) -> std::result::Result<(), String> {
     scratch.hand.clear();
     scratch.regex.clear();
-    known
-        .for_each_piece(text, |s, e| {
-            scratch.hand.push((s, e));
-            Ok::<(), ()>(())
-        })
-        .expect("the callback never fails");
-    regex
-        .for_each_match(text, &mut |s, e| {
+    hand.pieces(text, &mut scratch.hand);
+    let regex_pieces = match hand {
+        Hand::Known(_) => regex[0].for_each_match(text, &mut |s, e| {
             scratch.regex.push((s, e));
             Ok(())
-        })
-        .map_err(|e| format!("regex failed: {e}"))?;
+        }),
+        Hand::Isolating(_) => RegexSplitter::isolate_all(regex, text).map(|p| scratch.regex = p),
+    };
+    regex_pieces.map_err(|e| format!("regex failed: {e}"))?;
     if scratch.hand == scratch.regex {
         return Ok(());
     }
@@ -59,7 +86,7 @@ pub(super) fn compare(
     let from = scratch.regex.get(at.saturating_sub(2)).map_or(0, |p| p.0);
     let context: String = text[from..].chars().take(40).collect();
     Err(format!(
-        "{known:?}: piece {at} differs: hand {} vs regex {}; text from byte {from}: {context:?}",
+        "{hand:?}: piece {at} differs: hand {} vs regex {}; text from byte {from}: {context:?}",
         show(&scratch.hand),
         show(&scratch.regex)
     ))
@@ -103,6 +130,19 @@ fn detects_exactly_the_known_strings() {
     assert_eq!(Known::detect(QWEN2), Some(Known::Qwen2));
     assert_eq!(Known::detect(O200K), Some(Known::O200k));
     assert_eq!(Known::detect(TEKKEN), Some(Known::Tekken));
+    assert_eq!(Known::detect(DEEPSEEK3), None, "not a tiktoken-style family: it leaves gaps");
+    for p in [DEEPSEEK3, DEEPSEEK3_ESCAPED, &format!("(?m){DEEPSEEK3}")] {
+        assert_eq!(Isolating::detect(p), Some(Isolating::DeepSeek3), "{p:?}");
+        assert_eq!(RegexSplitter::new(p).unwrap().hand(), Some(Isolating::DeepSeek3));
+    }
+    assert_eq!(Isolating::detect(&format!("{DEEPSEEK3}|x")), None);
+    let stages = |v: &[&str]| v.iter().map(|p| format!("(?m){p}")).collect::<Vec<_>>();
+    assert_eq!(Isolating::detect_stages(&stages(&DEEPSEEK3_STAGES)), Some(Isolating::DeepSeek3Stages));
+    let escaped = [DEEPSEEK3_STAGES[0], DEEPSEEK3_STAGES[1], DEEPSEEK3_ESCAPED];
+    assert_eq!(Isolating::detect_stages(&stages(&escaped)), Some(Isolating::DeepSeek3Stages));
+    assert_eq!(Isolating::detect_stages(&stages(&DEEPSEEK3_STAGES[1..])), None);
+    assert_eq!(Isolating::detect_stages(&stages(&[r"\p{N}", DEEPSEEK3_STAGES[1], DEEPSEEK3])), None);
+    assert_eq!(RegexSplitter::regex_only(DEEPSEEK3).unwrap().hand(), None);
     // llama.cpp's ASCII-only contraction spelling does not match `'ſ`, so it is not Llama 3.
     let adapted = LLAMA3.replace(
         "(?i:'s|'t|'re|'ve|'m|'ll|'d)",
@@ -132,6 +172,24 @@ fn hand_worked_examples() {
     assert_eq!(pieces(O200K, "HTTPServer don't"), ["HTTPServer", " don't"]);
     assert_eq!(pieces(O200K, "fooBar"), ["foo", "Bar"]);
     assert_eq!(pieces(O200K, "a/b//\n"), ["a", "/b", "//\n"]);
+    // Tekken: o200k's letter runs, single digits, no contractions.
+    assert_eq!(pieces(TEKKEN, "HTTPServer don't 123"), ["HTTPServer", " don", "'t", " ", "1", "2", "3"]);
+    // DeepSeek-V3's last stage: ASCII punctuation joins the ASCII letters after it, any char
+    // but CR, LF, letters, punctuation and symbols prefixes a letter run, and a char that starts
+    // no match (a control char, a digit) is a piece of its own between matches.
+    let isolated = |text: &str| -> Vec<String> {
+        let mut out = Vec::new();
+        Isolating::DeepSeek3
+            .for_each_piece(text, |s, e| {
+                out.push(text[s..e].to_string());
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        out
+    };
+    assert_eq!(isolated("it's.Hello 'été'"), ["it", "'s", ".Hello", " '", "été", "'"]);
+    assert_eq!(isolated("\u{0}\u{1}ab\u{1}\u{2}"), ["\u{0}", "\u{1}ab", "\u{1}\u{2}"]);
+    assert_eq!(isolated("a  .\t.!!\n\nb"), ["a", " ", " .", "\t", ".!!\n\n", "b"]);
 }
 
 #[test]
@@ -206,6 +264,17 @@ fn edge_cases() {
         "𝐀𝐁𝐜",
         "𐐀𐐨",
         "\u{feff}a",
+        "\u{0}",
+        "\u{0}\u{1}ab\u{7f}",
+        "\u{200b}\u{200b}x\u{200b}",
+        "1a",
+        "$x",
+        "'é",
+        " .a",
+        "\t\u{301}",
+        "\u{301}.",
+        "a.\r\n\r\nb",
+        "\u{e000}\u{e000}",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -228,7 +297,7 @@ fn edge_cases() {
 #[test]
 fn piece_end_matches_for_each_piece() {
     let text = "Hello, world!  It's 2024\r\n\tnew line ";
-    for (_, known, _) in splitters(true) {
+    for known in KNOWN_PATTERNS.iter().map(|&(_, k)| k) {
         let mut start = 0;
         known
             .for_each_piece(text, |s, e| {

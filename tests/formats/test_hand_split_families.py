@@ -1,0 +1,89 @@
+"""Pre-tokenizers split by the Rust core's hand-written splitters since session 20 give Hugging
+Face ``tokenizers``' ids: Mistral's Tekken (``bpekit.patterns.TEKKEN``, llama.cpp's ``tekken``)
+and DeepSeek-V3's three ``Split(Isolated)`` stages (llama.cpp's ``deepseek-v3`` and the names
+sharing its list), through Llama 3's GGUF vocabulary under those pre-tokenizer names, against
+``tokenizers`` on the same document (formats.md §5.8), on the corpora and random text. Every
+named pattern has a hand-written splitter (the Rust core recognises the exact strings of
+``bpekit.patterns``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from typing import Any
+
+import pytest
+from bpekit import _core
+from bpekit.formats.gguf import to_tokenizer
+from bpekit.formats.gguf.to_hf import tokenizer_json
+from bpekit.formats.llamacpp import TEKKEN_UPSTREAM
+from bpekit.patterns import PATTERNS, TEKKEN
+from bpekit.pipeline.fast import isolated_config, split_config
+from formats.test_gguf_support import corpus_sample, vocab
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+tokenizers = pytest.importorskip("tokenizers")
+
+
+def test_every_named_pattern_has_a_hand_written_splitter() -> None:
+    families = {name: _core.hand_written_family(p) for name, p in PATTERNS.items()}
+    assert families["tekken"] == "tekken" and families["o200k"] == "o200k"
+    assert all(families.values()), families
+    assert TEKKEN_UPSTREAM == TEKKEN
+    # one character more and the pattern runs on fancy-regex
+    assert _core.hand_written_family(TEKKEN + "|x") is None
+    assert _core.hand_written_family("(?m)" + TEKKEN) is None
+
+
+NAMES = ["tekken", "deepseek-v3", "joyai-llm"]
+
+
+@functools.cache
+def pair(name: str) -> tuple[Any, Any]:
+    """(bpekit from Llama 3's GGUF vocabulary named ``name``, tokenizers on its document)."""
+    v = dataclasses.replace(vocab("llama-bpe"), pre=name)
+    ref = tokenizers.Tokenizer.from_str(json.dumps(tokenizer_json(v)))
+    return to_tokenizer(v), ref
+
+
+def test_the_families_are_on_the_hand_written_path() -> None:
+    assert split_config(pair("tekken")[0].pre_tokenizer) == (TEKKEN, False, False)
+    for name in NAMES[1:]:
+        patterns, _ = isolated_config(pair(name)[0].pre_tokenizer)
+        assert len(patterns) == 3 and _core.IsolatedSplit(patterns).hand_written, name
+    # the first two stages alone run on the regex engine
+    assert not _core.IsolatedSplit(patterns[:2]).hand_written
+
+
+TEXTS = [
+    "Les 12345 élèves d'aujourd'hui DON'T ſtop: 3.14159/2 http://x.io/a\n\n  \tok ",
+    "CamelCaseWords ABCdef aBC Ǆǅǆ e\u0301 ﬁ 漢字かなカナ 한국어 ١٢٣ Ⅻ",
+    "",
+    " ",
+    "\r\n\r\n x",
+    "価格は1234567円です。ネイティブ・アメリカン゠カナ ゛x\u3099 2024年12月",
+    "\x00\x01ab\u200b\u200bc 1a2b3c .Hello,World!! 'é \t.",
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_matches_tokenizers_on_the_corpora(name: str) -> None:
+    ours, ref = pair(name)
+    lines = corpus_sample(stride=3, per_file=6) + TEXTS
+    assert len(lines) > 200
+    want = [e.ids for e in ref.encode_batch(lines, add_special_tokens=False)]
+    assert [ours.encode(x) for x in lines] == want
+    assert ours.encode_batch(lines) == want
+
+
+PARTS = ["'s", "'LL", "123", " \n", "Ab", "aB", "\u0301", "漢字", "カナ・", "\x00", ".x", " !", "\t"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.text(), st.sampled_from(PARTS)), max_size=8).map("".join))
+def test_matches_tokenizers_on_random_text(text: str) -> None:
+    for name in NAMES[:2]:
+        ours, ref = pair(name)
+        assert ours.encode(text) == ref.encode(text, add_special_tokens=False).ids, name
