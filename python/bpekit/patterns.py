@@ -52,6 +52,21 @@ TEKKEN = "|".join(
     ]
 )
 
+# Moonshot's Kimi K2 (tokenization_kimi.py): Han runs first, Han out of o200k's letter classes
+# (Oniguruma and fancy-regex class intersection ``&&``), ``[\r\n]*`` after punctuation
+KIMI_K2 = "|".join(
+    [
+        r"""[\p{Han}]+""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
 PATTERNS: dict[str, str] = {
     "gpt2": GPT2,
     "r50k": GPT2,
@@ -61,6 +76,7 @@ PATTERNS: dict[str, str] = {
     "llama3": LLAMA3,
     "qwen2": QWEN2,
     "tekken": TEKKEN,
+    "kimi_k2": KIMI_K2,
 }
 
 

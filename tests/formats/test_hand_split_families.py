@@ -1,6 +1,7 @@
 """Pre-tokenizers split by the Rust core's hand-written splitters since session 20 give Hugging
-Face ``tokenizers``' ids: Mistral's Tekken (``bpekit.patterns.TEKKEN``, llama.cpp's ``tekken``)
-and DeepSeek-V3's three ``Split(Isolated)`` stages (llama.cpp's ``deepseek-v3`` and the names
+Face ``tokenizers``' ids: Mistral's Tekken (``bpekit.patterns.TEKKEN``, llama.cpp's ``tekken``),
+Moonshot's Kimi K2 (``bpekit.patterns.KIMI_K2``, llama.cpp's ``kimi-k2``, which bpekit refused
+before) and DeepSeek-V3's three ``Split(Isolated)`` stages (llama.cpp's ``deepseek-v3`` and the names
 sharing its list), through Llama 3's GGUF vocabulary under those pre-tokenizer names, against
 ``tokenizers`` on the same document (formats.md §5.8), on the corpora and random text. Every
 named pattern has a hand-written splitter (the Rust core recognises the exact strings of
@@ -18,7 +19,7 @@ from bpekit import _core
 from bpekit.formats.gguf import to_tokenizer
 from bpekit.formats.gguf.to_hf import tokenizer_json
 from bpekit.formats.llamacpp import TEKKEN_UPSTREAM
-from bpekit.patterns import PATTERNS, TEKKEN
+from bpekit.patterns import KIMI_K2, PATTERNS, TEKKEN
 from bpekit.pipeline.fast import isolated_config, split_config
 from formats.test_gguf_support import corpus_sample, vocab
 from hypothesis import given, settings
@@ -29,7 +30,7 @@ tokenizers = pytest.importorskip("tokenizers")
 
 def test_every_named_pattern_has_a_hand_written_splitter() -> None:
     families = {name: _core.hand_written_family(p) for name, p in PATTERNS.items()}
-    assert families["tekken"] == "tekken" and families["o200k"] == "o200k"
+    assert families["tekken"] == "tekken" and families["o200k"] == "o200k" and families["kimi_k2"] == "kimik2"
     assert all(families.values()), families
     assert TEKKEN_UPSTREAM == TEKKEN
     # one character more and the pattern runs on fancy-regex
@@ -37,7 +38,7 @@ def test_every_named_pattern_has_a_hand_written_splitter() -> None:
     assert _core.hand_written_family("(?m)" + TEKKEN) is None
 
 
-NAMES = ["tekken", "deepseek-v3", "joyai-llm"]
+NAMES = ["tekken", "kimi-k2", "deepseek-v3", "joyai-llm"]
 
 
 @functools.cache
@@ -50,7 +51,8 @@ def pair(name: str) -> tuple[Any, Any]:
 
 def test_the_families_are_on_the_hand_written_path() -> None:
     assert split_config(pair("tekken")[0].pre_tokenizer) == (TEKKEN, False, False)
-    for name in NAMES[1:]:
+    assert split_config(pair("kimi-k2")[0].pre_tokenizer) == (KIMI_K2, False, False)
+    for name in NAMES[2:]:
         patterns, _ = isolated_config(pair(name)[0].pre_tokenizer)
         assert len(patterns) == 3 and _core.IsolatedSplit(patterns).hand_written, name
     # the first two stages alone run on the regex engine
@@ -78,12 +80,12 @@ def test_matches_tokenizers_on_the_corpora(name: str) -> None:
     assert ours.encode_batch(lines) == want
 
 
-PARTS = ["'s", "'LL", "123", " \n", "Ab", "aB", "\u0301", "漢字", "カナ・", "\x00", ".x", " !", "\t"]
+PARTS = ["'s", "'LL", "123", " \n", "Ab", "aB", "\u0301", "漢字", "カナ・", "\x00", ".x", " !", "\t", "〇", "中a", "/\n"]
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.one_of(st.text(), st.sampled_from(PARTS)), max_size=8).map("".join))
 def test_matches_tokenizers_on_random_text(text: str) -> None:
-    for name in NAMES[:2]:
+    for name in NAMES[:3]:
         ours, ref = pair(name)
         assert ours.encode(text) == ref.encode(text, add_special_tokens=False).ids, name

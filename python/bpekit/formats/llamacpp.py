@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from bpekit.errors import FormatError
 from bpekit.patterns import O200K
+from bpekit.patterns import KIMI_K2 as KIMI_K2_PATTERN
 from bpekit.patterns import TEKKEN as TEKKEN_PATTERN
 
 
@@ -299,6 +300,8 @@ _WHOLE_LIST_UPSTREAM = {
     "GPT4O": O200K_UPSTREAM,
     "MINIMAX_M2": O200K_UPSTREAM,
     "TEKKEN": TEKKEN_UPSTREAM,
+    # llama.cpp's `\p{Han}+` trigger stands for a hand-written splitter of Kimi's whole pattern
+    "KIMI_K2": KIMI_K2_PATTERN,
     "BAILINGMOE": BAILINGMOE_UPSTREAM,
 }
 # Triggers for llama.cpp's hand-written splitters: not regexes any other engine can run.
@@ -323,12 +326,12 @@ def lookup(name: str | None, model: str = "gpt2") -> tuple[str, Pre]:
 def upstream_regexes(pre: Pre) -> tuple[str, ...]:
     """The regex list in the form the models' ``tokenizer.json`` files use (formats.md §5.7).
     FormatError when llama.cpp runs a hand-written splitter that no regex expresses."""
+    if pre.type in _WHOLE_LIST_UPSTREAM:
+        return (_WHOLE_LIST_UPSTREAM[pre.type],)
     if any(rx in HAND_WRITTEN for rx in pre.regexes):
         raise FormatError(
             f"pre-tokenizer type {pre.type} uses a hand-written llama.cpp splitter that has no regex form"
         )
-    if pre.type in _WHOLE_LIST_UPSTREAM:
-        return (_WHOLE_LIST_UPSTREAM[pre.type],)
     if pre.type in _CONTRACTION_TYPES:
         return tuple(
             UPSTREAM_CONTRACTIONS + rx[len(ADAPTED_CONTRACTIONS) :]

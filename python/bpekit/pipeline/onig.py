@@ -5,7 +5,11 @@ constructs mean something else in ``regex`` (formats.md §1.3):
 
 * ``X{n,m}+`` is "one or more of ``X{n,m}``" in Oniguruma but a possessive ``X{n,m}`` in
   ``regex``: it is rewritten to ``(?:X{n,m})+``;
-* ``$`` and ``^`` are line anchors in Ruby syntax: the pattern is compiled with ``MULTILINE``.
+* ``$`` and ``^`` are line anchors in Ruby syntax: the pattern is compiled with ``MULTILINE``;
+* a class intersection ``[A&&[^B]]`` (Kimi K2's letters that are not Han) is not a set operation
+  in ``regex``'s default version: it is rewritten to ``(?:(?![B])[A])`` (``[A&&[B]]`` to
+  ``(?:(?=[B])[A])``) for ``regex`` only; the Rust core's fancy-regex reads ``&&`` as Oniguruma
+  does.
 """
 
 from __future__ import annotations
@@ -17,6 +21,18 @@ import regex
 from bpekit.errors import PatternError
 
 _INTERVAL_PLUS = regex.compile(r"(?<!\\)\{\d+(?:,\d*)?\}\+")
+# `[A&&[^B]]` / `[A&&[B]]` with no brackets inside A or B (escapes allowed)
+_INTERSECTION = regex.compile(r"(?<!\\)\[((?:\\.|[^\[\]\\])+)&&\[(\^?)((?:\\.|[^\[\]\\])+)\]\]")
+
+
+def _intersections(pattern: str) -> str:
+    """Class intersections rewritten as a lookahead before a class (see the module docstring)."""
+
+    def rewrite(m: regex.Match[str]) -> str:
+        look = "?!" if m.group(2) else "?="
+        return f"(?:({look}[{m.group(3)}])[{m.group(1)}])"
+
+    return _INTERSECTION.sub(rewrite, pattern)
 
 
 def _atom_start(pattern: str, end: int) -> int:
@@ -66,7 +82,7 @@ def compile_onig(pattern: str) -> regex.Pattern[str]:
     if not isinstance(pattern, str):
         raise PatternError(f"a regex pattern must be a str, got {type(pattern).__name__}")
     try:
-        return regex.compile(onig_to_regex(pattern), regex.MULTILINE)
+        return regex.compile(_intersections(onig_to_regex(pattern)), regex.MULTILINE)
     except regex.error as exc:
         raise PatternError(f"invalid regex {pattern!r}: {exc}") from None
 

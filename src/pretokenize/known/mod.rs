@@ -1,6 +1,6 @@
 //! Hand-written splitters for the pre-tokenizer patterns that real vocabularies use.
 //!
-//! Each family of patterns (GPT-2, cl100k with its Llama 3 and Qwen2 relatives, o200k with Tekken) is a small
+//! Each family of patterns (GPT-2, cl100k with its Llama 3 and Qwen2 relatives, o200k with Tekken and Kimi K2) is a small
 //! state machine over bytes that returns the end of the regex match starting at a given position.
 //! The result is exactly what fancy-regex's `find_iter` yields for the pattern, including
 //! backtracking into `\s+(?!\S)` and o200k's upper/lower letter runs; the tests compare both on
@@ -91,6 +91,8 @@ pub enum Known {
     /// Mistral's Tekken (NeMo, Pixtral, Small 3): o200k with every digit its own piece and no
     /// contractions.
     Tekken,
+    /// Moonshot's Kimi K2: o200k with Han runs first and out of the letter classes.
+    KimiK2,
 }
 
 /// tiktoken's `r50k_pat_str` (gpt2, r50k_base, p50k_base, p50k_edit).
@@ -135,8 +137,21 @@ pub const TEKKEN: &str = concat!(
     r"\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
 );
 
+/// Moonshot's Kimi K2 pattern (`tokenization_kimi.py`'s `pat_str`; llama.cpp's `kimi-k2`
+/// pre-tokenizer runs a hand-written version of it): Han runs, then o200k's alternatives with
+/// Han left out of the letter classes and `[\r\n]*` after punctuation.
+pub const KIMI_K2: &str = concat!(
+    r"[\p{Han}]+",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+);
+
 /// Every pattern string recognised, with its family.
-pub const KNOWN_PATTERNS: [(&str, Known); 8] = [
+pub const KNOWN_PATTERNS: [(&str, Known); 9] = [
     (GPT2_TIKTOKEN, Known::Gpt2),
     (GPT2_ORIGINAL, Known::Gpt2),
     (GPT2_BRACKETED, Known::Gpt2),
@@ -145,6 +160,7 @@ pub const KNOWN_PATTERNS: [(&str, Known); 8] = [
     (QWEN2, Known::Qwen2),
     (O200K, Known::O200k),
     (TEKKEN, Known::Tekken),
+    (KIMI_K2, Known::KimiK2),
 ];
 
 impl Known {
@@ -173,8 +189,9 @@ impl Known {
             Known::Cl100k => cl100k::piece_end::<3, true>(t, b, start),
             Known::Llama3 => cl100k::piece_end::<3, false>(t, b, start),
             Known::Qwen2 => cl100k::piece_end::<1, false>(t, b, start),
-            Known::O200k => o200k::piece_end::<3, true>(t, b, start),
-            Known::Tekken => o200k::piece_end::<1, false>(t, b, start),
+            Known::O200k => o200k::piece_end::<3, true, false>(t, b, start),
+            Known::Tekken => o200k::piece_end::<1, false, false>(t, b, start),
+            Known::KimiK2 => o200k::piece_end::<3, true, true>(t, b, start),
         }
     }
 
@@ -203,8 +220,9 @@ impl Known {
             Known::Cl100k => tile!(cl100k::piece_end::<3, true>(t, b, start)),
             Known::Llama3 => tile!(cl100k::piece_end::<3, false>(t, b, start)),
             Known::Qwen2 => tile!(cl100k::piece_end::<1, false>(t, b, start)),
-            Known::O200k => tile!(o200k::piece_end::<3, true>(t, b, start)),
-            Known::Tekken => tile!(o200k::piece_end::<1, false>(t, b, start)),
+            Known::O200k => tile!(o200k::piece_end::<3, true, false>(t, b, start)),
+            Known::Tekken => tile!(o200k::piece_end::<1, false, false>(t, b, start)),
+            Known::KimiK2 => tile!(o200k::piece_end::<3, true, true>(t, b, start)),
         }
         Ok(())
     }
@@ -394,7 +412,14 @@ fn flags_or_end(t: &Tables, b: &[u8], i: usize) -> u8 {
 
 /// The end of the run of chars, from `i`, whose flags intersect `mask`.
 #[inline(always)]
-fn run_any(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
+fn run_any(t: &Tables, b: &[u8], i: usize, mask: u8) -> usize {
+    run_any_but(t, b, i, mask, 0)
+}
+
+/// [`run_any`], also stopping at a multi-byte char whose flags meet `but` (Kimi's letter runs
+/// stop at Han chars: `but` is [`unicode::HAN`], which no ASCII char has).
+#[inline(always)]
+fn run_any_but(t: &Tables, b: &[u8], mut i: usize, mask: u8, but: u8) -> usize {
     loop {
         // Whole words of ASCII class bytes first, then ASCII bytes in one tight loop: a byte
         // >= 0x80 has only MULTI, so it stops the loop too.
@@ -406,7 +431,7 @@ fn run_any(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
             return i;
         }
         let (f, n) = multi_at(t, b, i);
-        if f & mask == 0 {
+        if f & mask == 0 || f & but != 0 {
             return i;
         }
         i += n;
@@ -416,15 +441,21 @@ fn run_any(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
 /// [`run_any`] for a run that starts among multi-byte chars (a word of a non-Latin script): those
 /// are decoded in a loop of their own, and only an ASCII byte goes to [`run_any`]'s word test.
 #[inline(always)]
-fn run_any_multi(t: &Tables, b: &[u8], mut i: usize, mask: u8) -> usize {
+fn run_any_multi(t: &Tables, b: &[u8], i: usize, mask: u8) -> usize {
+    run_any_multi_but(t, b, i, mask, 0)
+}
+
+/// [`run_any_multi`] stopping at chars whose flags meet `but` too, as [`run_any_but`].
+#[inline(always)]
+fn run_any_multi_but(t: &Tables, b: &[u8], mut i: usize, mask: u8, but: u8) -> usize {
     while i < b.len() && b[i] >= 0x80 {
         let (f, n) = multi_at(t, b, i);
-        if f & mask == 0 {
+        if f & mask == 0 || f & but != 0 {
             return i;
         }
         i += n;
     }
-    run_any(t, b, i, mask)
+    run_any_but(t, b, i, mask, but)
 }
 
 /// The end of the run of chars, from `i`, whose flags avoid `mask` entirely.

@@ -1,5 +1,6 @@
-//! The o200k family (o200k_base, o200k_harmony, and Mistral's Tekken: `DIGITS` 1 for its `\p{N}`,
-//! no contractions): seven alternatives, tried in order.
+//! The o200k family (o200k_base, o200k_harmony; Mistral's Tekken: `DIGITS` 1 for its `\p{N}`, no
+//! contractions; Kimi K2: `KIMI`, a first alternative `[\p{Han}]+`, Han left out of the two letter
+//! classes, `[\r\n]*` after punctuation): seven alternatives, tried in order.
 //!
 //! 1. `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?`
 //! 2. `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?`
@@ -27,23 +28,67 @@
 //! 521-522 -> 581-604, random Unicode 236-242 -> 266-269, bible 524-525 -> 571-587,
 //! tinyshakespeare unchanged (661-687 -> 665-703); the two-byte table in `unicode.rs` included.
 
-use super::unicode::{Tables, L, MULTI, N, S, U, W};
+use super::unicode::{Tables, HAN, L, MULTI, N, S, U, W};
 use super::{
-    char_at, contraction_folded, digit_run, flags_or_end, punctuation, run_any, run_any_multi, run_bytes, run_none,
-    ws_newline_first,
+    char_at, contraction_folded, digit_run, flags_or_end, punctuation, run_any_but, run_any_multi_but, run_bytes,
+    run_none, ws_newline_first,
 };
+
+/// Kimi's letter classes leave Han out (`[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]`): the
+/// flags and length of the char at `i`, a Han char's without U and W.
+#[inline(always)]
+fn char_k<const KIMI: bool>(t: &Tables, b: &[u8], i: usize) -> (u8, usize) {
+    let (f, n) = char_at(t, b, i);
+    (if KIMI && f & HAN != 0 { f & !(U | W) } else { f }, n)
+}
+
+/// What stops a letter run besides its class: Han chars for Kimi.
+const fn but<const KIMI: bool>() -> u8 {
+    if KIMI {
+        HAN
+    } else {
+        0
+    }
+}
+
+/// The bytes that may follow punctuation: o200k's `[\r\n/]*`, Kimi's `[\r\n]*`.
+const fn trail<const KIMI: bool>() -> &'static [u8] {
+    if KIMI {
+        b"\r\n"
+    } else {
+        b"\r\n/"
+    }
+}
+
+/// Kimi's first alternative `[\p{Han}]+` from `i` on: the end of the run of Han chars.
+#[inline(always)]
+fn han_run(t: &Tables, b: &[u8], mut i: usize) -> usize {
+    while i < b.len() {
+        let (f, n) = char_at(t, b, i);
+        if f & HAN == 0 {
+            break;
+        }
+        i += n;
+    }
+    i
+}
 
 /// The end of the piece starting at `i`.
 #[inline(always)]
-pub(super) fn piece_end<const DIGITS: usize, const CONTRACTIONS: bool>(t: &Tables, b: &[u8], i: usize) -> usize {
+pub(super) fn piece_end<const DIGITS: usize, const CONTRACTIONS: bool, const KIMI: bool>(t: &Tables, b: &[u8], i: usize) -> usize {
     let x = b[i];
     let f = t.byte(x);
     if f & MULTI == 0 {
-        if let Some(end) = ascii_start::<CONTRACTIONS>(t, b, i, x, f) {
+        if let Some(end) = ascii_start::<CONTRACTIONS, KIMI>(t, b, i, x, f) {
             return end;
         }
+    } else if KIMI {
+        let (g, n) = char_at(t, b, i);
+        if g & HAN != 0 {
+            return han_run(t, b, i + n);
+        }
     }
-    general::<DIGITS, CONTRACTIONS>(t, b, i)
+    general::<DIGITS, CONTRACTIONS, KIMI>(t, b, i)
 }
 
 /// A piece that starts with an ASCII char (flags `f`), decided without decoding a char when the
@@ -53,7 +98,7 @@ pub(super) fn piece_end<const DIGITS: usize, const CONTRACTIONS: bool>(t: &Table
 /// no ASCII char is. `None` (a non-ASCII char where the letter run would start or go on) sends
 /// the start to [`general`], which decides it from scratch.
 #[inline(always)]
-fn ascii_start<const CONTRACTIONS: bool>(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> Option<usize> {
+fn ascii_start<const CONTRACTIONS: bool, const KIMI: bool>(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> Option<usize> {
     // The letter run starts at `i` (an ASCII letter) or after the ASCII prefix char `x`; digits
     // and newlines, which cannot prefix one, go to `general`.
     let p = if f & L != 0 {
@@ -69,12 +114,12 @@ fn ascii_start<const CONTRACTIONS: bool>(t: &Tables, b: &[u8], i: usize, x: u8, 
         j += 1;
     }
     match b.get(j) {
-        Some(&y) if y.is_ascii_lowercase() => Some(with_contraction::<CONTRACTIONS>(t, b, run_any(t, b, j, W))),
+        Some(&y) if y.is_ascii_lowercase() => Some(with_contraction::<CONTRACTIONS>(t, b, run_any_but(t, b, j, W, but::<KIMI>()))),
         Some(&y) if y >= 0x80 => None,
         // The uppercase run ends at an ASCII non-letter or the end: `U+W*` with an empty `W*`.
         _ if j > p => Some(with_contraction::<CONTRACTIONS>(t, b, j)),
         // `x` is a prefix char and no letter follows it.
-        _ => Some(not_letters(t, b, i, x, f)),
+        _ => Some(not_letters::<KIMI>(t, b, i, x, f)),
     }
 }
 
@@ -82,12 +127,12 @@ fn ascii_start<const CONTRACTIONS: bool>(t: &Tables, b: &[u8], i: usize, x: u8, 
 /// those that the first two chars' flags rule out skipped. Kept out of line: it is the rarer path
 /// once [`ascii_start`] takes the ASCII shapes, and inlined it made the callers' loops bigger.
 #[inline(never)]
-fn general<const DIGITS: usize, const CONTRACTIONS: bool>(t: &Tables, b: &[u8], i: usize) -> usize {
+fn general<const DIGITS: usize, const CONTRACTIONS: bool, const KIMI: bool>(t: &Tables, b: &[u8], i: usize) -> usize {
     let x = b[i];
-    let (f, n) = char_at(t, b, i);
+    let (f, n) = char_k::<KIMI>(t, b, i);
     // A letter cannot be the prefix, and every letter is U or W: alternative 1 or 2 matches here.
     if f & L != 0 {
-        let run = letters(t, b, i, f, n);
+        let run = letters::<KIMI>(t, b, i, f, n);
         return with_contraction::<CONTRACTIONS>(t, b, run.lower_end.unwrap_or(run.upper_end));
     }
     // A digit is neither a prefix nor U or W (no char is both N and L or M).
@@ -99,9 +144,9 @@ fn general<const DIGITS: usize, const CONTRACTIONS: bool>(t: &Tables, b: &[u8], 
     }
     // The char at `i` is the optional prefix `[^\r\n\p{L}\p{N}]`; the only such chars that are U
     // or W are marks (both U and W).
-    let (g, m) = if i + n < b.len() { char_at(t, b, i + n) } else { (0, 0) };
+    let (g, m) = if i + n < b.len() { char_k::<KIMI>(t, b, i + n) } else { (0, 0) };
     if g & (U | W) != 0 {
-        let run = letters(t, b, i + n, g, m);
+        let run = letters::<KIMI>(t, b, i + n, g, m);
         if let Some(end) = run.lower_end {
             return with_contraction::<CONTRACTIONS>(t, b, end);
         }
@@ -118,14 +163,14 @@ fn general<const DIGITS: usize, const CONTRACTIONS: bool>(t: &Tables, b: &[u8], 
         // A mark before no letter: alternative 1 without the prefix matches the mark alone.
         return with_contraction::<CONTRACTIONS>(t, b, i + n);
     }
-    not_letters_next(t, b, i, x, f, n, (g, m))
+    not_letters_next::<KIMI>(t, b, i, x, f, n, (g, m))
 }
 
 /// Alternatives 4 to 7 at `i` (flags `f`, first byte `x`, length `n`) when the next char (flags
 /// `g`, length `m`, 0 at the end of the text) is already decoded: [`not_letters`] without
 /// decoding it again.
 #[inline(always)]
-fn not_letters_next(
+fn not_letters_next<const KIMI: bool>(
     t: &Tables,
     b: &[u8],
     i: usize,
@@ -135,19 +180,19 @@ fn not_letters_next(
     (g, m): (u8, usize),
 ) -> usize {
     // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
-    punctuation(t, b, i, (x, f, n), (g, m), b"\r\n/").unwrap_or_else(|| ws_newline_first(t, b, i))
+    punctuation(t, b, i, (x, f, n), (g, m), trail::<KIMI>()).unwrap_or_else(|| ws_newline_first(t, b, i))
 }
 
 /// Alternatives 4 to 7 at `i` (flags `f`, first byte `x`), once the letter and digit
 /// alternatives have failed there.
 #[inline(always)]
-fn not_letters(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> usize {
+fn not_letters<const KIMI: bool>(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> usize {
     // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
     if f & S == 0 {
-        return run_bytes(b, run_none(t, b, i, L | N | S), b"\r\n/");
+        return run_bytes(b, run_none(t, b, i, L | N | S), trail::<KIMI>());
     }
     if x == b' ' && flags_or_end(t, b, i + 1) & (L | N | S) == 0 && i + 1 < b.len() {
-        return run_bytes(b, run_none(t, b, i + 1, L | N | S), b"\r\n/");
+        return run_bytes(b, run_none(t, b, i + 1, L | N | S), trail::<KIMI>());
     }
     ws_newline_first(t, b, i)
 }
@@ -167,7 +212,7 @@ struct Letters {
 /// back chars until a W char follows, so it ends after the W run that follows the U run, or, if
 /// none does, right after the last char of the U run that is also W.
 #[inline(always)]
-fn letters(t: &Tables, b: &[u8], p: usize, mut g: u8, mut m: usize) -> Letters {
+fn letters<const KIMI: bool>(t: &Tables, b: &[u8], p: usize, mut g: u8, mut m: usize) -> Letters {
     let mut j = p;
     let mut last_both = None;
     while g & U != 0 {
@@ -178,10 +223,10 @@ fn letters(t: &Tables, b: &[u8], p: usize, mut g: u8, mut m: usize) -> Letters {
         if j == b.len() {
             return Letters { lower_end: last_both, upper_end: j };
         }
-        (g, m) = char_at(t, b, j);
+        (g, m) = char_k::<KIMI>(t, b, j);
     }
     // The char that ends the U run, decoded once: if it is W, `W+` runs on after it.
-    let lower_end = if g & W != 0 { Some(run_any_multi(t, b, j + m, W)) } else { last_both };
+    let lower_end = if g & W != 0 { Some(run_any_multi_but(t, b, j + m, W, but::<KIMI>())) } else { last_both };
     Letters { lower_end, upper_end: j }
 }
 

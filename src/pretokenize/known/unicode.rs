@@ -32,12 +32,15 @@ pub const W: u8 = 16;
 pub const PS: u8 = 32;
 /// `\p{M}` (DeepSeek-V3's letter runs `[\p{L}\p{M}]+`)
 pub const M: u8 = 64;
+/// `\p{Han}` (Kimi's first alternative, and what its letter classes leave out). In the code
+/// point tables only: no ASCII char is Han, and in the byte table this bit is [`MULTI`].
+pub const HAN: u8 = 128;
 /// In the byte table only: a byte >= 0x80, which starts (or continues) a multi-byte char whose
 /// flags need decoding. No class mask includes it, so ASCII scanning loops stop at such a byte.
 pub const MULTI: u8 = 128;
 
 /// The class expressions behind each flag, exactly as the patterns write them.
-pub const CLASS_SOURCES: [(u8, &str); 7] = [
+pub const CLASS_SOURCES: [(u8, &str); 8] = [
     (L, r"\p{L}"),
     (N, r"\p{N}"),
     (S, r"\s"),
@@ -45,6 +48,7 @@ pub const CLASS_SOURCES: [(u8, &str); 7] = [
     (W, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
     (PS, r"[\p{P}\p{S}]"),
     (M, r"\p{M}"),
+    (HAN, r"\p{Han}"),
 ];
 
 /// The letters of the contractions `'s 't 're 've 'm 'll 'd`.

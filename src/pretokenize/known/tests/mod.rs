@@ -130,6 +130,7 @@ fn detects_exactly_the_known_strings() {
     assert_eq!(Known::detect(QWEN2), Some(Known::Qwen2));
     assert_eq!(Known::detect(O200K), Some(Known::O200k));
     assert_eq!(Known::detect(TEKKEN), Some(Known::Tekken));
+    assert_eq!(Known::detect(KIMI_K2), Some(Known::KimiK2));
     assert_eq!(Known::detect(DEEPSEEK3), None, "not a tiktoken-style family: it leaves gaps");
     for p in [DEEPSEEK3, DEEPSEEK3_ESCAPED, &format!("(?m){DEEPSEEK3}")] {
         assert_eq!(Isolating::detect(p), Some(Isolating::DeepSeek3), "{p:?}");
@@ -174,6 +175,8 @@ fn hand_worked_examples() {
     assert_eq!(pieces(O200K, "a/b//\n"), ["a", "/b", "//\n"]);
     // Tekken: o200k's letter runs, single digits, no contractions.
     assert_eq!(pieces(TEKKEN, "HTTPServer don't 123"), ["HTTPServer", " don", "'t", " ", "1", "2", "3"]);
+    // Kimi K2: Han runs come first and out of the letter runs; no `/` after punctuation.
+    assert_eq!(pieces(KIMI_K2, "中文abc 漢字カナDon't a/b//\n"), ["中文", "abc", " ", "漢字", "カナDon't", " a", "/b", "//\n"]);
     // DeepSeek-V3's last stage: ASCII punctuation joins the ASCII letters after it, any char
     // but CR, LF, letters, punctuation and symbols prefixes a letter run, and a char that starts
     // no match (a control char, a digit) is a piece of its own between matches.
@@ -275,6 +278,19 @@ fn edge_cases() {
         "\u{301}.",
         "a.\r\n\r\nb",
         "\u{e000}\u{e000}",
+        "中",
+        "a中b",
+        " 中",
+        "中 ",
+        "\u{301}中",
+        "中\u{301}",
+        "x〇〇1",
+        "1〇",
+        "〇a",
+        "A中a",
+        "ǅ中",
+        "'中",
+        "中's",
     ]
     .iter()
     .map(|s| s.to_string())
