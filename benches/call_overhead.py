@@ -166,7 +166,8 @@ def api(name: str, number: int, repeat: int) -> None:
 def file_cases() -> list[tuple]:
     """(label, path, peer name, peer encode(text, add), peer decode, peer batch encode(texts,
     threads) -> lists) for GPT-NeoX's ``tokenizer.json``, Llama 3's and deepseek-llm's GGUF (peer:
-    ``tokenizers`` on the ``tokenizer.json`` bpekit converts each to), two Llama-2-style
+    ``tokenizers`` on the ``tokenizer.json`` bpekit converts each to), Llama 3's vocabulary with
+    Tekken's, Kimi K2's and DeepSeek-V3's pre-tokenizers (``harness.hfjson.llama3_vocab_as``), two Llama-2-style
     ``tokenizer.json`` files (character BPE with byte fallback; the legacy normalizer, and the
     newer ``Metaspace``) and a SentencePiece ``.model`` (peer: ``sentencepiece``); a peer that is
     not installed is left out."""
@@ -195,6 +196,17 @@ def file_cases() -> list[tuple]:
 
             peer = tokenizers.Tokenizer.from_str(tokenizer_json_text(vocab_of(bpekit.Tokenizer.from_file(path))))
             cases.append(hf_case(label, path, peer))
+        except Exception as e:  # noqa: BLE001 (an optional peer)
+            print(f"{label} with tokenizers: not measured ({type(e).__name__}: {e})")
+    for pre in ("tekken", "kimi-k2", "deepseek-v3"):
+        label = f"Llama 3 vocabulary as {pre} tokenizer.json"
+        try:  # the pre-tokenizers split by hand since session 20, through a vocabulary of the shared data
+            import tokenizers
+            from harness.hfjson import llama3_vocab_as
+            from harness.local import WORK
+
+            path = llama3_vocab_as(WORK, pre)
+            cases.append(hf_case(label, path, tokenizers.Tokenizer.from_file(str(path))))
         except Exception as e:  # noqa: BLE001 (an optional peer)
             print(f"{label} with tokenizers: not measured ({type(e).__name__}: {e})")
     for label, metaspace in [("Llama 2 tokenizer.json, legacy", False), ("Llama 2 tokenizer.json, Metaspace", True)]:

@@ -66,3 +66,23 @@ def llama2(out_dir: Path, metaspace: bool = False) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, tok.to_str(pretty=True).encode("utf-8"))
     return out
+
+
+def llama3_vocab_as(out_dir: Path, pre: str) -> Path:
+    """Llama 3's GGUF vocabulary of the shared data under llama.cpp's pre-tokenizer name ``pre``
+    (``tekken``, ``kimi-k2``, ``deepseek-v3``: its upstream ``Split`` stages), as the
+    ``tokenizer.json`` bpekit converts a GGUF file to (formats.md §5.8): a stand-in for those
+    models' own files, which the shared data does not have. Written to ``out_dir`` (made on
+    first use, atomically)."""
+    import dataclasses
+
+    from bpekit.atomicfile import atomic_write
+    from bpekit.formats.gguf.to_hf import tokenizer_json_text
+    from bpekit.formats.gguf.vocab import GGUFVocab
+    from corpora import DATA
+
+    out = Path(out_dir) / f"llama3-vocab-{pre}.tokenizer.json"
+    if not out.is_file():
+        vocab = GGUFVocab.read(DATA / "gguf" / "ggml-vocab-llama-bpe.gguf")
+        atomic_write(out, tokenizer_json_text(dataclasses.replace(vocab, pre=pre)).encode())
+    return out
