@@ -14,6 +14,7 @@ import functools
 import json
 from typing import Any
 
+import bpekit
 import pytest
 from bpekit import _core
 from bpekit.formats.gguf import to_tokenizer
@@ -21,6 +22,7 @@ from bpekit.formats.gguf.to_hf import tokenizer_json
 from bpekit.formats.llamacpp import TEKKEN_UPSTREAM
 from bpekit.patterns import KIMI_K2, PATTERNS, TEKKEN
 from bpekit.pipeline.fast import isolated_config, split_config
+from datapaths import DATA
 from formats.test_gguf_support import corpus_sample, vocab
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -89,3 +91,25 @@ def test_matches_tokenizers_on_random_text(text: str) -> None:
     for name in NAMES[:3]:
         ours, ref = pair(name)
         assert ours.encode(text) == ref.encode(text, add_special_tokens=False).ids, name
+
+
+@functools.cache
+def o200k_ranks() -> dict[bytes, int]:
+    tiktoken_load = pytest.importorskip("tiktoken.load")
+    path = DATA / "ranks" / "o200k_base.tiktoken"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    return tiktoken_load.load_tiktoken_bpe(str(path))
+
+
+@pytest.mark.parametrize("pattern", [TEKKEN, KIMI_K2])
+def test_an_encoding_with_the_pattern_gives_tiktokens_ids(pattern: str) -> None:
+    """The tiktoken-style path (Kimi K2 ships a ``tiktoken.model`` and its pattern): o200k's ranks
+    split by the pattern, against tiktoken (whose fancy-regex reads ``&&`` as bpekit's does)."""
+    tiktoken = pytest.importorskip("tiktoken")
+    ranks = o200k_ranks()
+    theirs = tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    ours = bpekit.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    lines = corpus_sample(stride=2, per_file=6) + TEXTS
+    assert [ours.encode_ordinary(x) for x in lines] == theirs.encode_ordinary_batch(lines)
+    assert ours.encode_ordinary_batch(lines) == theirs.encode_ordinary_batch(lines)
