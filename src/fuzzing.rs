@@ -24,7 +24,9 @@
 use crate::core::CoreBpe;
 use crate::merge::backtrack::Backtrack;
 use crate::merge::{byte_pair_encode_with, heap, small, Ranks};
-use crate::pretokenize::known::{CL100K, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, GPT2_TIKTOKEN, KNOWN_PATTERNS, O200K};
+use crate::pretokenize::known::{
+    CL100K, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DIGITS, DIGITS_CONTIGUOUS, GPT2_ORIGINAL, GPT2_TIKTOKEN, KNOWN_PATTERNS, O200K,
+};
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use crate::special::{Found, Specials};
 use crate::vocab::{Rank, Vocab};
@@ -169,20 +171,31 @@ pub fn pretokenize(data: &[u8]) {
             .map(|p| (RegexSplitter::new(p).unwrap(), RegexSplitter::regex_only(p).unwrap()))
             .collect()
     });
-    static STAGES: OnceLock<(Pretokenizer, Vec<RegexSplitter>)> = OnceLock::new();
-    let (stages_hand, stages_regex) = STAGES.get_or_init(|| {
-        let patterns = DEEPSEEK3_STAGES.map(String::from);
-        let regex = patterns.iter().map(|p| RegexSplitter::regex_only(p).unwrap()).collect();
-        (Pretokenizer::isolated_stages(&patterns).expect("DeepSeek-V3's stages are hand-written"), regex)
+    // sequences of stages one splitter stands for, against the stages one after the other (the
+    // `Digits` stage is hand-written either way: its own test checks it against `char::is_numeric`)
+    static STAGES: OnceLock<Vec<(Pretokenizer, Vec<RegexSplitter>)>> = OnceLock::new();
+    let stages = STAGES.get_or_init(|| {
+        let lists: [&[&str]; 3] = [&DEEPSEEK3_STAGES, &[DIGITS, GPT2_ORIGINAL], &[DIGITS_CONTIGUOUS, GPT2_ORIGINAL]];
+        lists
+            .iter()
+            .map(|list| {
+                let patterns: Vec<String> = list.iter().map(|p| p.to_string()).collect();
+                let regex = patterns
+                    .iter()
+                    .map(|p| if p.starts_with("(?#Digits)") { RegexSplitter::new(p) } else { RegexSplitter::regex_only(p) }.unwrap())
+                    .collect();
+                (Pretokenizer::isolated_stages(&patterns).expect("hand-written stages"), regex)
+            })
+            .collect()
     });
     let Some((&sel, rest)) = data.split_first() else { return };
     let text = text_of(rest);
-    let sel = sel as usize % (pairs.len() + isolating.len() + 1);
-    if sel == pairs.len() + isolating.len() {
+    let sel = sel as usize % (pairs.len() + isolating.len() + stages.len());
+    if let Some((hand, regex)) = stages.get(sel.wrapping_sub(pairs.len() + isolating.len())) {
         // the whole sequence of `Isolated` stages, each cutting every piece of the one before
-        let Ok(want) = RegexSplitter::isolate_all(stages_regex, &text) else { return };
+        let Ok(want) = RegexSplitter::isolate_all(regex, &text) else { return };
         let want: Vec<&str> = want.into_iter().map(|(s, e)| &text[s..e]).collect();
-        assert_eq!(stages_hand.split(&text).expect("hand splitters cannot fail"), want, "DeepSeek-V3 stages on {text:?}");
+        assert_eq!(hand.split(&text).expect("hand splitters cannot fail"), want, "{} on {text:?}", hand.pattern());
         return;
     }
     if let Some((hand, regex)) = isolating.get(sel.wrapping_sub(pairs.len())) {

@@ -1,8 +1,9 @@
 """Pre-tokenizers split by the Rust core's hand-written splitters since session 20 give Hugging
 Face ``tokenizers``' ids: Mistral's Tekken (``bpekit.patterns.TEKKEN``, llama.cpp's ``tekken``),
 Moonshot's Kimi K2 (``bpekit.patterns.KIMI_K2``, llama.cpp's ``kimi-k2``, which bpekit refused
-before) and DeepSeek-V3's three ``Split(Isolated)`` stages (llama.cpp's ``deepseek-v3`` and the names
-sharing its list), through Llama 3's GGUF vocabulary under those pre-tokenizer names, against
+before), DeepSeek-V3's three ``Split(Isolated)`` stages (llama.cpp's ``deepseek-v3`` and the names
+sharing its list) and ``Sequence[Digits, ByteLevel(use_regex=true)]`` (SmolLM, StarCoder 2,
+Command R; it ran in Python), through Llama 3's GGUF vocabulary under those pre-tokenizer names, against
 ``tokenizers`` on the same document (formats.md §5.8), on the corpora and random text. Every
 named pattern has a hand-written splitter (the Rust core recognises the exact strings of
 ``bpekit.patterns``)."""
@@ -21,7 +22,8 @@ from bpekit.formats.gguf import to_tokenizer
 from bpekit.formats.gguf.to_hf import tokenizer_json
 from bpekit.formats.llamacpp import TEKKEN_UPSTREAM
 from bpekit.patterns import KIMI_K2, PATTERNS, TEKKEN
-from bpekit.pipeline.fast import isolated_config, split_config
+from bpekit.pipeline.byte_level import GPT2_PATTERN
+from bpekit.pipeline.fast import DIGITS_STAGE, isolated_config, split_config
 from datapaths import DATA
 from formats.test_gguf_support import corpus_sample, vocab
 from hypothesis import given, settings
@@ -40,7 +42,7 @@ def test_every_named_pattern_has_a_hand_written_splitter() -> None:
     assert _core.hand_written_family("(?m)" + TEKKEN) is None
 
 
-NAMES = ["tekken", "kimi-k2", "deepseek-v3", "joyai-llm"]
+NAMES = ["tekken", "kimi-k2", "deepseek-v3", "joyai-llm", "smollm", "starcoder"]
 
 
 @functools.cache
@@ -54,11 +56,16 @@ def pair(name: str) -> tuple[Any, Any]:
 def test_the_families_are_on_the_hand_written_path() -> None:
     assert split_config(pair("tekken")[0].pre_tokenizer) == (TEKKEN, False, False)
     assert split_config(pair("kimi-k2")[0].pre_tokenizer) == (KIMI_K2, False, False)
-    for name in NAMES[2:]:
+    for name in NAMES[2:4]:
         patterns, _ = isolated_config(pair(name)[0].pre_tokenizer)
         assert len(patterns) == 3 and _core.IsolatedSplit(patterns).hand_written, name
     # the first two stages alone run on the regex engine
     assert not _core.IsolatedSplit(patterns[:2]).hand_written
+    # Sequence[Digits, ByteLevel(use_regex=true)]: HF's Digits, then the GPT-2 regex
+    for name in NAMES[4:]:
+        assert isolated_config(pair(name)[0].pre_tokenizer) == ([DIGITS_STAGE, GPT2_PATTERN], False), name
+    assert _core.IsolatedSplit([DIGITS_STAGE, GPT2_PATTERN]).hand_written
+    assert not _core.IsolatedSplit(["\\p{N}", "\\p{L}+"]).hand_written
 
 
 TEXTS = [
@@ -69,6 +76,7 @@ TEXTS = [
     "\r\n\r\n x",
     "価格は1234567円です。ネイティブ・アメリカン゠カナ ゛x\u3099 2024年12月",
     "\x00\x01ab\u200b\u200bc 1a2b3c .Hello,World!! 'é \t.",
+    "x=12345;y=\U00011de0\U00011de1 42²³ ٣٤ Ⅻ 3.14",
 ]
 
 
@@ -88,7 +96,7 @@ PARTS = ["'s", "'LL", "123", " \n", "Ab", "aB", "\u0301", "漢字", "カナ・",
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.one_of(st.text(), st.sampled_from(PARTS)), max_size=8).map("".join))
 def test_matches_tokenizers_on_random_text(text: str) -> None:
-    for name in NAMES[:3]:
+    for name in NAMES[:3] + NAMES[4:5]:
         ours, ref = pair(name)
         assert ours.encode(text) == ref.encode(text, add_special_tokens=False).ids, name
 

@@ -69,6 +69,16 @@ FAST_PRE = [pre_tokenizers.ByteLevel(add_prefix_space=p) for p in (False, True)]
     )
     for p in dict.fromkeys(PATTERNS.values())
     for prefix in (False, True)
+] + [
+    # HF's Digits then ByteLevel's GPT-2 regex (SmolLM, StarCoder 2), Digits in a Split sequence
+    pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=i), pre_tokenizers.ByteLevel(add_prefix_space=False)])
+    for i in (False, True)
+] + [
+    pre_tokenizers.Sequence(
+        [pre_tokenizers.Digits(individual_digits=True),
+         pre_tokenizers.Split(pre_tokenizers.Pattern(onig_pattern(PATTERNS["llama3"]), True), "Isolated"),
+         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+    )
 ]
 
 

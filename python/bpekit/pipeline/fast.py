@@ -27,7 +27,7 @@ from bpekit import _core
 from bpekit.patterns import PATTERNS
 from bpekit.pipeline.byte_level import BYTE_TO_CHAR, GPT2_PATTERN
 from bpekit.pipeline.models import BPE
-from bpekit.pipeline.pre_tokenizers import ByteLevel, Metaspace, PreTokenizer, Sequence, Split
+from bpekit.pipeline.pre_tokenizers import ByteLevel, Digits, Metaspace, PreTokenizer, Sequence, Split
 from bpekit.pipeline.onig import onig_to_regex
 from bpekit.tokenizer_export import onig_pattern
 
@@ -75,21 +75,33 @@ def _agreed_patterns() -> frozenset[str]:
     return frozenset(rx for rx in out if not any(w in rx for w in ("\\b", "\\B", "\\w", "\\W")))
 
 
+# The stage the Rust core runs for ``Digits`` (``char::is_numeric``, as ``tokenizers``; the regex
+# comment keeps it apart from a ``Split`` of the regex ``\p{N}``, src/pretokenize/known/mod.rs)
+DIGITS_STAGE = r"(?#Digits)\p{N}"
+
+
 def isolated_config(pre: PreTokenizer | None) -> tuple[list[str], bool] | None:
-    """``(fancy-regex patterns, prefix each piece)`` of a ``Sequence`` of ``Split(Isolated)``
-    stages and a ``ByteLevel`` without regex, when Rust can run every stage; else ``None``."""
+    """``(fancy-regex patterns, prefix each piece)`` of a ``Sequence`` of ``Split(Isolated)`` and
+    ``Digits`` stages and a ``ByteLevel`` (without regex, or with it and no prefix space: its
+    GPT-2 regex is then the last stage), when Rust can run every stage; else ``None``.
+    ``Sequence[Digits, ByteLevel]`` is how StarCoder 2's, SmolLM's and Command R's files split."""
     if not isinstance(pre, Sequence) or len(pre.pretokenizers) < 2:
         return None
     *splits, byte_level = pre.pretokenizers
-    if not isinstance(byte_level, ByteLevel) or byte_level.use_regex:
+    if not isinstance(byte_level, ByteLevel) or (byte_level.use_regex and byte_level.add_prefix_space):
         return None
     patterns = []
     for split in splits:
+        if type(split) is Digits:
+            patterns.append(DIGITS_STAGE + ("" if split.individual_digits else "+"))
+            continue
         if not (isinstance(split, Split) and split.pattern.is_regex and split.behavior == "Isolated"):
             return None
         if split.invert or split.pattern.text not in _agreed_patterns():
             return None
         patterns.append("(?m)" + onig_to_regex(split.pattern.text))  # Ruby syntax: ^ $ are line anchors
+    if byte_level.use_regex:
+        patterns.append(GPT2_PATTERN)
     return patterns, byte_level.add_prefix_space
 
 

@@ -257,6 +257,35 @@ pub enum Isolating {
     /// threes, and [`Isolating::DeepSeek3`] on each run of CJK ideographs and kana and on the
     /// text between.
     DeepSeek3Stages,
+    /// A [`Known`] family's pattern as an `Isolated` stage: it matches everywhere, so its pieces
+    /// are the matches.
+    Known(Known),
+    /// Hugging Face's `Digits` pre-tokenizer ([`DIGITS`], or [`DIGITS_CONTIGUOUS`] with `true`):
+    /// each numeric char (`char::is_numeric`, which `tokenizers` uses: not always the regex
+    /// tables' `\p{N}`, whose Unicode version may lag) a piece, or each run of them, and the text
+    /// between.
+    Numbers(bool),
+    /// [`Isolating::Numbers`], then a [`Known`] family on the text between: `Digits` before
+    /// `ByteLevel`'s GPT-2 regex (StarCoder 2, SmolLM, Command R), in one pass.
+    NumbersThen(Known, bool),
+}
+
+/// The stage that stands for Hugging Face's `Digits(individual_digits=true)` in a list of
+/// `Isolated` stages (`bpekit.pipeline.fast`): a regex comment marks it, so that a `Split` of the
+/// regex `\p{N}` keeps the regex engine's tables.
+pub const DIGITS: &str = r"(?#Digits)\p{N}";
+/// `Digits(individual_digits=false)`: each run of numeric chars.
+pub const DIGITS_CONTIGUOUS: &str = r"(?#Digits)\p{N}+";
+
+/// Whether the char at `i` is numeric as Rust's `char::is_numeric` says, and its length.
+#[inline(always)]
+fn numeric_at(b: &[u8], i: usize) -> (bool, usize) {
+    let x = b[i];
+    if x < 0x80 {
+        return (x.is_ascii_digit(), 1);
+    }
+    let (cp, n) = decode_multi(b, i);
+    (char::from_u32(cp).is_some_and(char::is_numeric), n)
 }
 
 /// DeepSeek-V3's `Split(Isolated)` stages, in order (llama.cpp's `deepseek-v3`, `hunyuan-dense`,
@@ -279,16 +308,34 @@ impl Isolating {
     /// in a pattern without `^` or `$`), if it has one.
     pub fn detect(pattern: &str) -> Option<Isolating> {
         let p = pattern.strip_prefix("(?m)").unwrap_or(pattern);
-        (p == DEEPSEEK3 || p == DEEPSEEK3_ESCAPED).then_some(Isolating::DeepSeek3)
+        if p == DEEPSEEK3 || p == DEEPSEEK3_ESCAPED {
+            return Some(Isolating::DeepSeek3);
+        }
+        match p {
+            DIGITS => return Some(Isolating::Numbers(false)),
+            DIGITS_CONTIGUOUS => return Some(Isolating::Numbers(true)),
+            _ => {}
+        }
+        // `(?m)` makes `$` an end of line (no known pattern has `^` outside a class)
+        let p = if p.contains('$') { pattern } else { p };
+        Known::detect(p).map(Isolating::Known)
     }
 
     /// The one splitter that stands for a whole sequence of `Split(Isolated)` stages, if any
     /// (each pattern as [`Isolating::detect`] takes it).
     pub fn detect_stages(patterns: &[String]) -> Option<Isolating> {
-        let [a, b, c] = patterns else { return None };
         let bare = |p: &str| p.strip_prefix("(?m)").unwrap_or(p).to_string();
-        let ours = bare(a) == DEEPSEEK3_STAGES[0] && bare(b) == DEEPSEEK3_STAGES[1];
-        (ours && Isolating::detect(c) == Some(Isolating::DeepSeek3)).then_some(Isolating::DeepSeek3Stages)
+        match patterns {
+            [a, b, c] => {
+                let ours = bare(a) == DEEPSEEK3_STAGES[0] && bare(b) == DEEPSEEK3_STAGES[1];
+                (ours && Isolating::detect(c) == Some(Isolating::DeepSeek3)).then_some(Isolating::DeepSeek3Stages)
+            }
+            [a, b] => match (Isolating::detect(a)?, Isolating::detect(b)?) {
+                (Isolating::Numbers(contiguous), Isolating::Known(k)) => Some(Isolating::NumbersThen(k, contiguous)),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// Calls `f` with the byte range of every match of `text` and of every run of text between
@@ -296,7 +343,19 @@ impl Isolating {
     pub fn for_each_piece<E>(&self, text: &str, mut f: impl FnMut(usize, usize) -> Result<(), E>) -> Result<(), E> {
         let t = unicode::tables();
         let b = text.as_bytes();
-        match self {
+        match *self {
+            Isolating::Known(k) => k.for_each_piece(text, f),
+            Isolating::Numbers(contiguous) => numbers(b, contiguous, |s, e, _| f(s, e)),
+            // The family cuts every piece of `Digits`; a single char is one piece of it anyway. (A
+            // run of digits may not be: the regex tables' `\p{N}` may lack a digit that
+            // `char::is_numeric` has.)
+            Isolating::NumbersThen(k, contiguous) => numbers(b, contiguous, |s, e, numeric| {
+                if numeric && !contiguous {
+                    f(s, e)
+                } else {
+                    k.for_each_piece(&text[s..e], |a, z| f(s + a, s + z))
+                }
+            }),
             Isolating::DeepSeek3 => matches_and_gaps(t, b, 0, &mut f),
             Isolating::DeepSeek3Stages => {
                 let mut i = 0;
@@ -334,6 +393,29 @@ impl Isolating {
             }
         }
     }
+}
+
+/// The pieces of `Digits`: each numeric char (each run of them with `contiguous`) and each run of
+/// other chars, with whether it is numeric.
+#[inline(always)]
+fn numbers<E>(b: &[u8], contiguous: bool, mut f: impl FnMut(usize, usize, bool) -> Result<(), E>) -> Result<(), E> {
+    let mut i = 0;
+    while i < b.len() {
+        let (numeric, n) = numeric_at(b, i);
+        let mut e = i + n;
+        if !numeric || contiguous {
+            while e < b.len() {
+                let (next, m) = numeric_at(b, e);
+                if next != numeric {
+                    break;
+                }
+                e += m;
+            }
+        }
+        f(i, e, numeric)?;
+        i = e;
+    }
+    Ok(())
 }
 
 /// [`Isolating::DeepSeek3`] on `b` as a text of its own (its end is the text's end for the

@@ -50,6 +50,46 @@ fn flag_tables_match_the_regex_classes_on_every_code_point() {
     }
 }
 
+/// Hugging Face's `Digits` (and bpekit's Python copy of it) splits by Rust's `char::is_numeric`,
+/// and so does `Isolating::Numbers`, on every code point: a numeric char next to letters, next to
+/// itself, and after a digit. (The regex tables' `\p{N}` may lag: regex-syntax 0.8 reads Unicode
+/// 16, the standard library 17, where U+11DE0 is a new digit.)
+#[test]
+fn digits_follow_is_numeric_on_every_code_point() {
+    use super::super::Isolating;
+    let chars: Vec<char> = all_chars().collect();
+    for batch in chars.chunks(4096) {
+        let mut text = String::new();
+        for &c in batch {
+            text.extend([c, 'a', c, c, '1', c, ' ']);
+        }
+        for contiguous in [false, true] {
+            let mut want = Vec::new();
+            let mut start = 0;
+            let mut prev: Option<bool> = None;
+            for (i, c) in text.char_indices() {
+                let numeric = c.is_numeric();
+                if let Some(p) = prev {
+                    if p != numeric || (numeric && !contiguous) {
+                        want.push((start, i));
+                        start = i;
+                    }
+                }
+                prev = Some(numeric);
+            }
+            want.push((start, text.len()));
+            let mut got = Vec::new();
+            Isolating::Numbers(contiguous)
+                .for_each_piece(&text, |s, e| {
+                    got.push((s, e));
+                    Ok::<(), ()>(())
+                })
+                .unwrap();
+            assert_eq!(got, want, "contiguous {contiguous}, from U+{:04X}", batch[0] as u32);
+        }
+    }
+}
+
 /// The splitters read a char's flags through `char_at`, which takes two-byte chars from a direct
 /// table: every char, as UTF-8 bytes, gets the flags and length of the block table.
 #[test]

@@ -46,7 +46,16 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
         .filter(|&p| all_spellings || p == DEEPSEEK3)
         .map(|p| (p, Hand::Isolating(Isolating::detect(p).expect("detected")), vec![regex_only(p)]));
     let stages = (DEEPSEEK3_STAGES[2], Hand::Isolating(Isolating::DeepSeek3Stages), DEEPSEEK3_STAGES.map(regex_only).to_vec());
-    known.chain(isolating).chain([stages]).collect()
+    // Hugging Face's `Digits` (individual, or contiguous) before `ByteLevel`'s GPT-2 regex
+    // (the `Digits` stage by itself is checked against `char::is_numeric` in `classes`)
+    let digits = [(DIGITS, false), (DIGITS_CONTIGUOUS, true)]
+        .into_iter()
+        .filter(|&(_, contiguous)| all_spellings || !contiguous)
+        .map(|(d, contiguous)| {
+            let stages = vec![RegexSplitter::new(d).expect("the marker compiles"), regex_only(GPT2_ORIGINAL)];
+            (GPT2_ORIGINAL, Hand::Isolating(Isolating::NumbersThen(Known::Gpt2, contiguous)), stages)
+        });
+    known.chain(isolating).chain([stages]).chain(digits).collect()
 }
 
 /// Reusable piece buffers for [`compare`].
@@ -143,6 +152,18 @@ fn detects_exactly_the_known_strings() {
     assert_eq!(Isolating::detect_stages(&stages(&escaped)), Some(Isolating::DeepSeek3Stages));
     assert_eq!(Isolating::detect_stages(&stages(&DEEPSEEK3_STAGES[1..])), None);
     assert_eq!(Isolating::detect_stages(&stages(&[r"\p{N}", DEEPSEEK3_STAGES[1], DEEPSEEK3])), None);
+    // a known family's pattern as a stage; `(?m)` is dropped only where it changes nothing
+    assert_eq!(Isolating::detect(&format!("(?m){LLAMA3}")), Some(Isolating::Known(Known::Llama3)));
+    assert_eq!(Isolating::detect(GPT2_TIKTOKEN), Some(Isolating::Known(Known::Gpt2)));
+    assert_eq!(Isolating::detect(&format!("(?m){CL100K}")), None, "`$` is an end of line there");
+    let digits = |d: &str| vec![d.to_string(), GPT2_ORIGINAL.to_string()];
+    assert_eq!(Isolating::detect_stages(&digits(DIGITS)), Some(Isolating::NumbersThen(Known::Gpt2, false)));
+    assert_eq!(Isolating::detect_stages(&digits(DIGITS_CONTIGUOUS)), Some(Isolating::NumbersThen(Known::Gpt2, true)));
+    assert_eq!(Isolating::detect(DIGITS), Some(Isolating::Numbers(false)));
+    // a `Split` of the regex `\p{N}` keeps the regex engine's Unicode tables
+    assert_eq!(Isolating::detect_stages(&digits(r"\p{N}")), None);
+    assert_eq!(Isolating::detect(r"\p{N}"), None);
+    assert_eq!(Isolating::detect_stages(&[r"\p{N}".to_string(), DEEPSEEK3.to_string()]), None);
     assert_eq!(RegexSplitter::regex_only(DEEPSEEK3).unwrap().hand(), None);
     // llama.cpp's ASCII-only contraction spelling does not match `'ſ`, so it is not Llama 3.
     let adapted = LLAMA3.replace(
