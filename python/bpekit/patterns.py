@@ -39,6 +39,12 @@ QWEN2 = (
     r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
 
+# Qwen 3.5 (llama.cpp's "qwen35", upstream form): Qwen 2 with marks in letter runs
+QWEN35 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
 # Mistral's Tekken (NeMo, Pixtral, Small 3): o200k's classes, single digits, no contractions
 TEKKEN = "|".join(
     [
@@ -75,6 +81,7 @@ PATTERNS: dict[str, str] = {
     "o200k": O200K,
     "llama3": LLAMA3,
     "qwen2": QWEN2,
+    "qwen35": QWEN35,
     "tekken": TEKKEN,
     "kimi_k2": KIMI_K2,
 }

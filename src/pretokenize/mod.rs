@@ -5,7 +5,7 @@
 //! text between matches is dropped, exactly as `find_iter` does (every OpenAI pattern matches
 //! every character, so nothing is dropped there).
 //!
-//! Patterns that [`Known::detect`] recognises (GPT-2, cl100k, Llama 3, Qwen2, o200k, Tekken, Kimi K2) are split by
+//! Patterns that [`Known::detect`] recognises (GPT-2, cl100k, Llama 3, Qwen2, Qwen 3.5, o200k, Tekken, Kimi K2) are split by
 //! hand-written state machines in [`known`] with the same result; everything else goes through
 //! [`RegexSplitter`].
 

@@ -1,7 +1,7 @@
 """Pre-tokenizers split by the Rust core's hand-written splitters since session 20 give Hugging
 Face ``tokenizers``' ids: Mistral's Tekken (``bpekit.patterns.TEKKEN``, llama.cpp's ``tekken``),
 Moonshot's Kimi K2 (``bpekit.patterns.KIMI_K2``, llama.cpp's ``kimi-k2``, which bpekit refused
-before), DeepSeek-V3's three ``Split(Isolated)`` stages (llama.cpp's ``deepseek-v3`` and the names
+before), Qwen 3.5 (``bpekit.patterns.QWEN35``), DeepSeek-V3's three ``Split(Isolated)`` stages (llama.cpp's ``deepseek-v3`` and the names
 sharing its list) and ``Sequence[Digits, ByteLevel(use_regex=true)]`` (SmolLM, StarCoder 2,
 Command R; it ran in Python), through Llama 3's GGUF vocabulary under those pre-tokenizer names, against
 ``tokenizers`` on the same document (formats.md §5.8), on the corpora and random text. Every
@@ -20,8 +20,9 @@ import pytest
 from bpekit import _core
 from bpekit.formats.gguf import to_tokenizer
 from bpekit.formats.gguf.to_hf import tokenizer_json
+from bpekit.formats import llamacpp
 from bpekit.formats.llamacpp import TEKKEN_UPSTREAM
-from bpekit.patterns import KIMI_K2, PATTERNS, TEKKEN
+from bpekit.patterns import KIMI_K2, PATTERNS, QWEN35, TEKKEN
 from bpekit.pipeline.byte_level import GPT2_PATTERN
 from bpekit.pipeline.fast import DIGITS_STAGE, isolated_config, split_config
 from datapaths import DATA
@@ -35,6 +36,7 @@ tokenizers = pytest.importorskip("tokenizers")
 def test_every_named_pattern_has_a_hand_written_splitter() -> None:
     families = {name: _core.hand_written_family(p) for name, p in PATTERNS.items()}
     assert families["tekken"] == "tekken" and families["o200k"] == "o200k" and families["kimi_k2"] == "kimik2"
+    assert families["qwen35"] == "qwen35"
     assert all(families.values()), families
     assert TEKKEN_UPSTREAM == TEKKEN
     # one character more and the pattern runs on fancy-regex
@@ -42,7 +44,7 @@ def test_every_named_pattern_has_a_hand_written_splitter() -> None:
     assert _core.hand_written_family("(?m)" + TEKKEN) is None
 
 
-NAMES = ["tekken", "kimi-k2", "deepseek-v3", "joyai-llm", "smollm", "starcoder"]
+NAMES = ["tekken", "kimi-k2", "qwen35", "deepseek-v3", "joyai-llm", "smollm", "starcoder"]
 
 
 @functools.cache
@@ -56,13 +58,15 @@ def pair(name: str) -> tuple[Any, Any]:
 def test_the_families_are_on_the_hand_written_path() -> None:
     assert split_config(pair("tekken")[0].pre_tokenizer) == (TEKKEN, False, False)
     assert split_config(pair("kimi-k2")[0].pre_tokenizer) == (KIMI_K2, False, False)
-    for name in NAMES[2:4]:
+    assert split_config(pair("qwen35")[0].pre_tokenizer) == (QWEN35, False, False)
+    assert llamacpp.upstream_regexes(llamacpp.PRE_TOKENIZERS["qwen35"]) == (QWEN35,)
+    for name in NAMES[3:5]:
         patterns, _ = isolated_config(pair(name)[0].pre_tokenizer)
         assert len(patterns) == 3 and _core.IsolatedSplit(patterns).hand_written, name
     # the first two stages alone run on the regex engine
     assert not _core.IsolatedSplit(patterns[:2]).hand_written
     # Sequence[Digits, ByteLevel(use_regex=true)]: HF's Digits, then the GPT-2 regex
-    for name in NAMES[4:]:
+    for name in NAMES[5:]:
         assert isolated_config(pair(name)[0].pre_tokenizer) == ([DIGITS_STAGE, GPT2_PATTERN], False), name
     assert _core.IsolatedSplit([DIGITS_STAGE, GPT2_PATTERN]).hand_written
     assert not _core.IsolatedSplit(["\\p{N}", "\\p{L}+"]).hand_written
@@ -90,13 +94,13 @@ def test_matches_tokenizers_on_the_corpora(name: str) -> None:
     assert ours.encode_batch(lines) == want
 
 
-PARTS = ["'s", "'LL", "123", " \n", "Ab", "aB", "\u0301", "漢字", "カナ・", "\x00", ".x", " !", "\t", "〇", "中a", "/\n"]
+PARTS = ["'s", "'LL", "123", " \n", "Ab", "aB", "\u0301", "漢字", "カナ・", "\x00", ".x", " !", "\t", "〇", "中a", "/\n", " हिन्दी", "!\u0301"]
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.one_of(st.text(), st.sampled_from(PARTS)), max_size=8).map("".join))
 def test_matches_tokenizers_on_random_text(text: str) -> None:
-    for name in NAMES[:3] + NAMES[4:5]:
+    for name in NAMES[:4] + NAMES[5:6]:
         ours, ref = pair(name)
         assert ours.encode(text) == ref.encode(text, add_special_tokens=False).ids, name
 

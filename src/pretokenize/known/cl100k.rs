@@ -5,6 +5,9 @@
 //! - Llama 3: `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
 //!   ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 //! - Qwen2: Llama 3 with `\p{N}` instead of `\p{N}{1,3}`.
+//! - Qwen 3.5 (`MARKS`): Qwen2 with `[\p{L}\p{M}]+` letter runs and `[^\s\p{L}\p{M}\p{N}]`
+//!   punctuation. A mark starts a letter run as a letter does: as the prefix, or without it, the
+//!   run ends where the run of letters and marks from the mark ends.
 //!
 //! The possessive quantifiers change nothing here (nothing after them can fail), and
 //! `\s*[\r\n]` ends where `\s*[\r\n]+` does (at the last newline of the whitespace run). The one
@@ -20,13 +23,13 @@
 //! runs): bible non-Latin 372-382 -> 636-664, tatoeba 463 -> 625-626, random Unicode 261-266 ->
 //! 305-313, bible 506-524 -> 587-612, tinyshakespeare unchanged (738); Llama 3 and Qwen2 alike.
 
-use super::unicode::{Tables, L, N};
-use super::{char_at, contraction_folded, digit_run, punctuation, run_any, run_any_multi, ws_newline_first, ws_run};
+use super::unicode::{Tables, L, M, N, S};
+use super::{char_at, contraction_folded, digit_run, punctuation_but, run_any, run_any_multi, ws_newline_first, ws_run};
 
-/// The end of the piece starting at `i`. `MAX_DIGITS` is 3 (cl100k, Llama 3) or 1 (Qwen2);
-/// `END_FIRST` selects cl100k's `\s++$` rule.
+/// The end of the piece starting at `i`. `MAX_DIGITS` is 3 (cl100k, Llama 3) or 1 (Qwen2, Qwen
+/// 3.5); `END_FIRST` selects cl100k's `\s++$` rule, `MARKS` Qwen 3.5's classes.
 #[inline(always)]
-pub(super) fn piece_end<const MAX_DIGITS: usize, const END_FIRST: bool>(
+pub(super) fn piece_end<const MAX_DIGITS: usize, const END_FIRST: bool, const MARKS: bool>(
     t: &Tables,
     b: &[u8],
     i: usize,
@@ -37,9 +40,10 @@ pub(super) fn piece_end<const MAX_DIGITS: usize, const END_FIRST: bool>(
             return end;
         }
     }
+    let letters = if MARKS { L | M } else { L };
     let (f, n) = char_at(t, b, i);
-    if f & L != 0 {
-        return letter_run(t, b, i + n, n);
+    if f & letters != 0 {
+        return letter_run(t, b, i + n, n, letters);
     }
     if f & N != 0 {
         return digit_run(t, b, i + n, MAX_DIGITS);
@@ -50,21 +54,21 @@ pub(super) fn piece_end<const MAX_DIGITS: usize, const END_FIRST: bool>(
     // The char at `i` may prefix a letter run (`[^\r\n\p{L}\p{N}]?\p{L}+`): the next char is
     // decoded once, for that rule and for the punctuation rule after it.
     let (g, m) = if i + n < b.len() { char_at(t, b, i + n) } else { (0, 0) };
-    if g & L != 0 {
-        return letter_run(t, b, i + n + m, m);
+    if g & letters != 0 {
+        return letter_run(t, b, i + n + m, m, letters);
     }
-    // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
-    punctuation(t, b, i, (x, f, n), (g, m), b"\r\n").unwrap_or_else(|| whitespace::<END_FIRST>(t, b, i))
+    // ` ?[^\s\p{L}\p{N}]+[\r\n]*` (Qwen 3.5: `[^\s\p{L}\p{M}\p{N}]`)
+    punctuation_but(t, b, i, (x, f, n), (g, m), b"\r\n", letters | N | S).unwrap_or_else(|| whitespace::<END_FIRST>(t, b, i))
 }
 
 /// The end of a letter run whose first char, `n` bytes long, ends at `i`: a run that starts with
 /// a multi-byte char (a word of a non-Latin script) goes on in the multi-byte loop.
 #[inline(always)]
-fn letter_run(t: &Tables, b: &[u8], i: usize, n: usize) -> usize {
+fn letter_run(t: &Tables, b: &[u8], i: usize, n: usize, letters: u8) -> usize {
     if n == 1 {
-        run_any(t, b, i, L)
+        run_any(t, b, i, letters)
     } else {
-        run_any_multi(t, b, i, L)
+        run_any_multi(t, b, i, letters)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Hand-written splitters for the pre-tokenizer patterns that real vocabularies use.
 //!
-//! Each family of patterns (GPT-2, cl100k with its Llama 3 and Qwen2 relatives, o200k with Tekken and Kimi K2) is a small
+//! Each family of patterns (GPT-2, cl100k with its Llama 3, Qwen2 and Qwen 3.5 relatives, o200k with Tekken and Kimi K2) is a small
 //! state machine over bytes that returns the end of the regex match starting at a given position.
 //! The result is exactly what fancy-regex's `find_iter` yields for the pattern, including
 //! backtracking into `\s+(?!\S)` and o200k's upper/lower letter runs; the tests compare both on
@@ -86,6 +86,8 @@ pub enum Known {
     Llama3,
     /// Qwen2: like Llama 3 but every digit is its own piece.
     Qwen2,
+    /// Qwen 3.5: Qwen2 with marks in the letter runs and out of the punctuation runs.
+    Qwen35,
     /// o200k_base and o200k_harmony.
     O200k,
     /// Mistral's Tekken (NeMo, Pixtral, Small 3): o200k with every digit its own piece and no
@@ -110,6 +112,9 @@ pub const CL100K: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N
 pub const LLAMA3: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// Qwen2's pattern (tokenizer.json of Qwen1.5/Qwen2/Qwen2.5).
 pub const QWEN2: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// Qwen 3.5's pattern (llama.cpp's `qwen35`, upstream form): Qwen2 with `[\p{L}\p{M}]+` letter runs
+/// and `[^\s\p{L}\p{M}\p{N}]` punctuation.
+pub const QWEN35: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// tiktoken's o200k_base pattern (the `|`-join of its seven alternatives).
 pub const O200K: &str = concat!(
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
@@ -151,13 +156,14 @@ pub const KIMI_K2: &str = concat!(
 );
 
 /// Every pattern string recognised, with its family.
-pub const KNOWN_PATTERNS: [(&str, Known); 9] = [
+pub const KNOWN_PATTERNS: [(&str, Known); 10] = [
     (GPT2_TIKTOKEN, Known::Gpt2),
     (GPT2_ORIGINAL, Known::Gpt2),
     (GPT2_BRACKETED, Known::Gpt2),
     (CL100K, Known::Cl100k),
     (LLAMA3, Known::Llama3),
     (QWEN2, Known::Qwen2),
+    (QWEN35, Known::Qwen35),
     (O200K, Known::O200k),
     (TEKKEN, Known::Tekken),
     (KIMI_K2, Known::KimiK2),
@@ -186,9 +192,10 @@ impl Known {
     fn piece_end_in(&self, t: &Tables, b: &[u8], start: usize) -> usize {
         match self {
             Known::Gpt2 => gpt2::piece_end(t, b, start),
-            Known::Cl100k => cl100k::piece_end::<3, true>(t, b, start),
-            Known::Llama3 => cl100k::piece_end::<3, false>(t, b, start),
-            Known::Qwen2 => cl100k::piece_end::<1, false>(t, b, start),
+            Known::Cl100k => cl100k::piece_end::<3, true, false>(t, b, start),
+            Known::Llama3 => cl100k::piece_end::<3, false, false>(t, b, start),
+            Known::Qwen2 => cl100k::piece_end::<1, false, false>(t, b, start),
+            Known::Qwen35 => cl100k::piece_end::<1, false, true>(t, b, start),
             Known::O200k => o200k::piece_end::<3, true, false>(t, b, start),
             Known::Tekken => o200k::piece_end::<1, false, false>(t, b, start),
             Known::KimiK2 => o200k::piece_end::<3, true, true>(t, b, start),
@@ -217,9 +224,10 @@ impl Known {
         }
         match self {
             Known::Gpt2 => tile!(gpt2::piece_end(t, b, start)),
-            Known::Cl100k => tile!(cl100k::piece_end::<3, true>(t, b, start)),
-            Known::Llama3 => tile!(cl100k::piece_end::<3, false>(t, b, start)),
-            Known::Qwen2 => tile!(cl100k::piece_end::<1, false>(t, b, start)),
+            Known::Cl100k => tile!(cl100k::piece_end::<3, true, false>(t, b, start)),
+            Known::Llama3 => tile!(cl100k::piece_end::<3, false, false>(t, b, start)),
+            Known::Qwen2 => tile!(cl100k::piece_end::<1, false, false>(t, b, start)),
+            Known::Qwen35 => tile!(cl100k::piece_end::<1, false, true>(t, b, start)),
             Known::O200k => tile!(o200k::piece_end::<3, true, false>(t, b, start)),
             Known::Tekken => tile!(o200k::piece_end::<1, false, false>(t, b, start)),
             Known::KimiK2 => tile!(o200k::piece_end::<3, true, true>(t, b, start)),
@@ -581,13 +589,21 @@ fn digit_run(t: &Tables, b: &[u8], mut end: usize, max: usize) -> usize {
 /// rule does not match there and a whitespace rule decides.
 #[inline(always)]
 fn punctuation(t: &Tables, b: &[u8], i: usize, (x, f, n): (u8, u8, usize), (g, m): (u8, usize), trail: &[u8]) -> Option<usize> {
-    let rest = m > 0 && g & (L | N | S) == 0;
+    punctuation_but(t, b, i, (x, f, n), (g, m), trail, L | N | S)
+}
+
+/// [`punctuation`] for the class of chars whose flags avoid `not` (which holds `S`): Qwen 3.5's
+/// `[^\s\p{L}\p{M}\p{N}]` leaves marks out too. The char at `i` is in the class unless it is
+/// whitespace (the caller has ruled the rest out).
+#[inline(always)]
+fn punctuation_but(t: &Tables, b: &[u8], i: usize, (x, f, n): (u8, u8, usize), (g, m): (u8, usize), trail: &[u8], not: u8) -> Option<usize> {
+    let rest = m > 0 && g & not == 0;
     if f & S == 0 {
-        let end = if rest { run_none(t, b, i + n + m, L | N | S) } else { i + n };
+        let end = if rest { run_none(t, b, i + n + m, not) } else { i + n };
         return Some(run_bytes(b, end, trail));
     }
     if x == b' ' && rest {
-        return Some(run_bytes(b, run_none(t, b, i + 1 + m, L | N | S), trail));
+        return Some(run_bytes(b, run_none(t, b, i + 1 + m, not), trail));
     }
     None
 }

@@ -140,6 +140,7 @@ fn detects_exactly_the_known_strings() {
     assert_eq!(Known::detect(O200K), Some(Known::O200k));
     assert_eq!(Known::detect(TEKKEN), Some(Known::Tekken));
     assert_eq!(Known::detect(KIMI_K2), Some(Known::KimiK2));
+    assert_eq!(Known::detect(QWEN35), Some(Known::Qwen35));
     assert_eq!(Known::detect(DEEPSEEK3), None, "not a tiktoken-style family: it leaves gaps");
     for p in [DEEPSEEK3, DEEPSEEK3_ESCAPED, &format!("(?m){DEEPSEEK3}")] {
         assert_eq!(Isolating::detect(p), Some(Isolating::DeepSeek3), "{p:?}");
@@ -188,6 +189,9 @@ fn hand_worked_examples() {
     assert_eq!(pieces(CL100K, "x12345\tab\n  "), ["x", "123", "45", "\tab", "\n  "]);
     assert_eq!(pieces(LLAMA3, "x12345\tab\n  "), ["x", "123", "45", "\tab", "\n", "  "]);
     assert_eq!(pieces(QWEN2, "x123"), ["x", "1", "2", "3"]);
+    // Qwen 3.5: marks join letter runs (Qwen2 cuts the Devanagari word at its vowel signs).
+    assert_eq!(pieces(QWEN35, " हिन्दी!\u{301}x"), [" हिन्दी", "!\u{301}x"]);
+    assert_eq!(pieces(QWEN2, " हिन्दी"), [" ह", "िन", "्द", "ी"]);
     // `'ſ` (long s) case-folds to `'s`.
     assert_eq!(pieces(CL100K, "a'\u{17f}"), ["a", "'\u{17f}"]);
     // o200k: camel case splits before each upper-case run that is followed by lower case.
