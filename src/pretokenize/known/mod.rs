@@ -112,6 +112,10 @@ pub const CL100K: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N
 pub const LLAMA3: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// Qwen2's pattern (tokenizer.json of Qwen1.5/Qwen2/Qwen2.5).
 pub const QWEN2: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// Ling's and Ring's pattern (llama.cpp's `bailingmoe`, upstream form): cl100k's possessive
+/// spelling with `\p{N}`, no `\s++$` and a final `\s+`, which splits as Qwen2's does (the
+/// possessive quantifiers change nothing, and `\s*[\r\n]` ends where `\s*[\r\n]+` does).
+pub const BAILINGMOE: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+";
 /// Qwen 3.5's pattern (llama.cpp's `qwen35`, upstream form): Qwen2 with `[\p{L}\p{M}]+` letter runs
 /// and `[^\s\p{L}\p{M}\p{N}]` punctuation.
 pub const QWEN35: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
@@ -156,13 +160,14 @@ pub const KIMI_K2: &str = concat!(
 );
 
 /// Every pattern string recognised, with its family.
-pub const KNOWN_PATTERNS: [(&str, Known); 10] = [
+pub const KNOWN_PATTERNS: [(&str, Known); 11] = [
     (GPT2_TIKTOKEN, Known::Gpt2),
     (GPT2_ORIGINAL, Known::Gpt2),
     (GPT2_BRACKETED, Known::Gpt2),
     (CL100K, Known::Cl100k),
     (LLAMA3, Known::Llama3),
     (QWEN2, Known::Qwen2),
+    (BAILINGMOE, Known::Qwen2),
     (QWEN35, Known::Qwen35),
     (O200K, Known::O200k),
     (TEKKEN, Known::Tekken),

@@ -141,6 +141,7 @@ fn detects_exactly_the_known_strings() {
     assert_eq!(Known::detect(TEKKEN), Some(Known::Tekken));
     assert_eq!(Known::detect(KIMI_K2), Some(Known::KimiK2));
     assert_eq!(Known::detect(QWEN35), Some(Known::Qwen35));
+    assert_eq!(Known::detect(BAILINGMOE), Some(Known::Qwen2));
     assert_eq!(Known::detect(DEEPSEEK3), None, "not a tiktoken-style family: it leaves gaps");
     for p in [DEEPSEEK3, DEEPSEEK3_ESCAPED, &format!("(?m){DEEPSEEK3}")] {
         assert_eq!(Isolating::detect(p), Some(Isolating::DeepSeek3), "{p:?}");
