@@ -5,9 +5,10 @@
 //! text between matches is dropped, exactly as `find_iter` does (every OpenAI pattern matches
 //! every character, so nothing is dropped there).
 //!
-//! Patterns that [`Known::detect`] recognises (GPT-2, cl100k, Llama 3, Qwen2, Qwen 3.5, o200k, Tekken, Kimi K2) are split by
-//! hand-written state machines in [`known`] with the same result; everything else goes through
-//! [`RegexSplitter`].
+//! Patterns that [`Known::detect`] recognises (GPT-2, cl100k, Llama 3, Qwen2, Qwen 3.5, o200k,
+//! Tekken, Kimi K2) are split by hand-written state machines in [`known`] with the same result,
+//! and so are some Hugging Face `Split(Isolated)` stages ([`Isolating`]); everything else goes
+//! through [`RegexSplitter`].
 
 pub mod known;
 mod regex_split;
@@ -54,7 +55,7 @@ impl Pretokenizer {
 
     /// A pre-tokenizer that always uses the regex engine (to compare against, or to benchmark).
     pub fn with_regex(pattern: &str) -> Result<Self> {
-        let splitter = Splitter::Regex(RegexSplitter::new(pattern)?);
+        let splitter = Splitter::Regex(RegexSplitter::regex_only(pattern)?);
         Ok(Pretokenizer { pattern: pattern.to_string(), splitter })
     }
 

@@ -76,7 +76,7 @@ def _agreed_patterns() -> frozenset[str]:
 
 
 # The stage the Rust core runs for ``Digits`` (``char::is_numeric``, as ``tokenizers``; the regex
-# comment keeps it apart from a ``Split`` of the regex ``\p{N}``, src/pretokenize/known/mod.rs)
+# comment keeps it apart from a ``Split`` of the regex ``\p{N}``, src/pretokenize/known/isolating.rs)
 DIGITS_STAGE = r"(?#Digits)\p{N}"
 
 
