@@ -13,6 +13,7 @@ into git. Usage: python fuzz/make_corpus.py [--slices-per-file N]
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -98,6 +99,10 @@ def rank_heads(data: Path) -> list[bytes]:
     return heads
 
 
+# llama.cpp pre-tokenizer names whose splits bpekit does by hand since session 20
+HAND_SPLIT_NAMES = ("tekken", "kimi-k2", "qwen35", "deepseek-v3", "smollm", "bailingmoe")
+
+
 def python_seeds(data: Path, heads: list[bytes], gguf_limit: int | None = None) -> dict[str, list[bytes]]:
     """Seeds of fuzz/python/parsers.py by target: rank text, minbpe and SentencePiece models,
     bpekit JSON, small tokenizer.json and GGUF files (of the ``gguf_limit`` smallest GGUF
@@ -125,6 +130,12 @@ def python_seeds(data: Path, heads: list[bytes], gguf_limit: int | None = None) 
         vocab = GGUFVocab.from_file(container.parse(small), path.name)
         if vocab.model == "gpt2":
             hf_seeds.append(json.dumps(to_hf.tokenizer_json(vocab), ensure_ascii=False).encode())
+        if "llama-bpe" in path.name:
+            # the pre-tokenizers split by hand since session 20, on the same small vocabulary
+            for name in HAND_SPLIT_NAMES:
+                renamed = dataclasses.replace(vocab, pre=name)
+                hf_seeds.append(json.dumps(to_hf.tokenizer_json(renamed), ensure_ascii=False).encode())
+                gguf_seeds.append(container.serialize(renamed.to_file()))
     hf_seeds += [llama2_style(metaspace) for metaspace in (False, True)]
     seeds["gguf"], seeds["hf"] = gguf_seeds, hf_seeds
     return seeds
