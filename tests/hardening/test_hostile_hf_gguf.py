@@ -113,6 +113,10 @@ HOSTILE_HF = [
                             "invert": False}),
     _hf(["pre_tokenizer"], {"type": "Split", "pattern": {"String": "a"}, "behavior": "Sideways",
                             "invert": False}),
+    # (session 20, atheris) a counted repetition `{n}+` at the pattern's start made the rewrite of
+    # Oniguruma's `X{n}+` grow the pattern without end (2 GB in 7 s)
+    _hf(["pre_tokenizer"], {"type": "Split", "pattern": {"Regex": "{4}+Y{5}+"}, "behavior": "Isolated",
+                            "invert": False}),
     _hf(["pre_tokenizer"], {"type": "Metaspace", "replacement": "", "prepend_scheme": "always"}),
     _hf(["pre_tokenizer"], {"type": "NoSuchThing"}),
     _hf(["post_processor"], {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}],
@@ -121,6 +125,13 @@ HOSTILE_HF = [
     _hf(["decoder"], {"type": "Fuse2"}),
     _hf(["truncation"], {"max_length": 2**62}),
 ]  # fmt: skip
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _loaded_once() -> None:
+    """One load of a working document first, so that the modules ``hf.load`` imports on first
+    use are not counted in the first measured load (alone, ``"null"`` read 2.4 MB)."""
+    hf.from_document(copy.deepcopy(HF_DOC)).encode(TEXT)
 
 
 @pytest.mark.parametrize("text", HOSTILE_HF, ids=range(len(HOSTILE_HF)))

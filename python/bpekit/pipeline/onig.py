@@ -37,6 +37,8 @@ def _intersections(pattern: str) -> str:
 
 def _atom_start(pattern: str, end: int) -> int:
     """Where the atom that ends just before ``end`` begins (a char, an escape, a class, a group)."""
+    if end == 0:  # (``pattern[-1]`` would rewrite the pattern's end, growing it without bound)
+        raise PatternError(f"a counted repetition with nothing to repeat at the start of {pattern!r}")
     last = pattern[end - 1]
     if last == "]":
         i = end - 2
