@@ -5,8 +5,8 @@
 //! text between matches is dropped, exactly as `find_iter` does (every OpenAI pattern matches
 //! every character, so nothing is dropped there).
 //!
-//! Patterns that [`Known::detect`] recognises (GPT-2, cl100k, Llama 3, Qwen2, Qwen 3.5, o200k,
-//! Tekken, Kimi K2) are split by hand-written state machines in [`known`] with the same result,
+//! Patterns that [`Known::detect`] recognises (GPT-2, cl100k, Llama 3, Qwen2, Qwen 3.5, Seed-Coder,
+//! o200k, Tekken, Kimi K2) are split by hand-written state machines in [`known`] with the same result,
 //! and so are some Hugging Face `Split(Isolated)` stages ([`Isolating`]); everything else goes
 //! through [`RegexSplitter`].
 

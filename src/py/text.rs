@@ -102,7 +102,7 @@ pub fn class_runs(text: &Bound<'_, PyString>, class: &str) -> PyResult<Vec<(usiz
 }
 
 /// The hand-written splitter family (`"gpt2"`, `"cl100k"`, `"llama3"`, `"qwen2"`, `"o200k"`,
-/// `"qwen35"`, `"tekken"`, `"kimik2"`) that stands in for the regex `pattern` (an exact string match), or `None`: the
+/// `"qwen35"`, `"seedcoder"`, `"tekken"`, `"kimik2"`) that stands in for the regex `pattern` (an exact string match), or `None`: the
 /// pattern then runs on fancy-regex.
 #[pyfunction]
 pub fn hand_written_family(pattern: &str) -> Option<String> {

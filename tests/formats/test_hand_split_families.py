@@ -44,7 +44,7 @@ def test_every_named_pattern_has_a_hand_written_splitter() -> None:
     assert _core.hand_written_family("(?m)" + TEKKEN) is None
 
 
-NAMES = ["tekken", "kimi-k2", "qwen35", "deepseek-v3", "joyai-llm", "smollm", "starcoder", "bailingmoe"]
+NAMES = ["tekken", "kimi-k2", "qwen35", "deepseek-v3", "joyai-llm", "smollm", "starcoder", "bailingmoe", "seed-coder"]
 
 
 @functools.cache
@@ -70,9 +70,11 @@ def test_the_families_are_on_the_hand_written_path() -> None:
         assert isolated_config(pair(name)[0].pre_tokenizer) == ([DIGITS_STAGE, GPT2_PATTERN], False), name
     assert _core.IsolatedSplit([DIGITS_STAGE, GPT2_PATTERN]).hand_written
     assert not _core.IsolatedSplit(["\\p{N}", "\\p{L}+"]).hand_written
-    # Ling's pattern splits as Qwen2's: its one stage is split by that family's splitter
-    patterns, _ = isolated_config(pair("bailingmoe")[0].pre_tokenizer)
-    assert len(patterns) == 1 and _core.IsolatedSplit(patterns).hand_written
+    # Ling's pattern splits as Qwen2's, Seed-Coder's is a family of its own: one stage each,
+    # split by hand
+    for name in NAMES[7:]:
+        patterns, _ = isolated_config(pair(name)[0].pre_tokenizer)
+        assert len(patterns) == 1 and _core.IsolatedSplit(patterns).hand_written, name
 
 
 TEXTS = [

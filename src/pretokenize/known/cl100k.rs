@@ -5,6 +5,8 @@
 //! - Llama 3: `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
 //!   ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 //! - Qwen2: Llama 3 with `\p{N}` instead of `\p{N}{1,3}`.
+//! - Seed-Coder (`TRAIL` off): Qwen2 with nothing after punctuation (`[^\s\p{L}\p{N}\r\n]+`,
+//!   `\p{N}{1}`).
 //! - Qwen 3.5 (`MARKS`): Qwen2 with `[\p{L}\p{M}]+` letter runs and `[^\s\p{L}\p{M}\p{N}]`
 //!   punctuation. A mark starts a letter run as a letter does: as the prefix, or without it, the
 //!   run ends where the run of letters and marks from the mark ends.
@@ -27,9 +29,10 @@ use super::unicode::{Tables, L, M, N, S};
 use super::{char_at, contraction_folded, digit_run, punctuation_but, run_any, run_any_multi, ws_newline_first, ws_run};
 
 /// The end of the piece starting at `i`. `MAX_DIGITS` is 3 (cl100k, Llama 3) or 1 (Qwen2, Qwen
-/// 3.5); `END_FIRST` selects cl100k's `\s++$` rule, `MARKS` Qwen 3.5's classes.
+/// 3.5, Seed-Coder); `END_FIRST` selects cl100k's `\s++$` rule, `MARKS` Qwen 3.5's classes, and
+/// `TRAIL` the `[\r\n]*` after punctuation (all but Seed-Coder).
 #[inline(always)]
-pub(super) fn piece_end<const MAX_DIGITS: usize, const END_FIRST: bool, const MARKS: bool>(
+pub(super) fn piece_end<const MAX_DIGITS: usize, const END_FIRST: bool, const MARKS: bool, const TRAIL: bool>(
     t: &Tables,
     b: &[u8],
     i: usize,
@@ -58,7 +61,8 @@ pub(super) fn piece_end<const MAX_DIGITS: usize, const END_FIRST: bool, const MA
         return letter_run(t, b, i + n + m, m, letters);
     }
     // ` ?[^\s\p{L}\p{N}]+[\r\n]*` (Qwen 3.5: `[^\s\p{L}\p{M}\p{N}]`)
-    punctuation_but(t, b, i, (x, f, n), (g, m), b"\r\n", letters | N | S).unwrap_or_else(|| whitespace::<END_FIRST>(t, b, i))
+    let trail: &[u8] = if TRAIL { b"\r\n" } else { b"" };
+    punctuation_but(t, b, i, (x, f, n), (g, m), trail, letters | N | S).unwrap_or_else(|| whitespace::<END_FIRST>(t, b, i))
 }
 
 /// The end of a letter run whose first char, `n` bytes long, ends at `i`: a run that starts with

@@ -104,6 +104,8 @@ impl Isolating {
     pub fn detect_stages(patterns: &[String]) -> Option<Isolating> {
         let bare = |p: &str| p.strip_prefix("(?m)").unwrap_or(p).to_string();
         match patterns {
+            // one stage: its own splitter (a known family's pattern takes the family's)
+            [a] => Isolating::detect(a),
             [a, b, c] => {
                 let ours = bare(a) == DEEPSEEK3_STAGES[0] && bare(b) == DEEPSEEK3_STAGES[1];
                 (ours && Isolating::detect(c) == Some(Isolating::DeepSeek3)).then_some(Isolating::DeepSeek3Stages)

@@ -90,6 +90,8 @@ pub enum Known {
     Qwen2,
     /// Qwen 3.5: Qwen2 with marks in the letter runs and out of the punctuation runs.
     Qwen35,
+    /// ByteDance's Seed-Coder: Qwen2 with nothing after punctuation.
+    SeedCoder,
     /// o200k_base and o200k_harmony.
     O200k,
     /// Mistral's Tekken (NeMo, Pixtral, Small 3): o200k with every digit its own piece and no
@@ -118,6 +120,9 @@ pub const QWEN2: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|
 /// spelling with `\p{N}`, no `\s++$` and a final `\s+`, which splits as Qwen2's does (the
 /// possessive quantifiers change nothing, and `\s*[\r\n]` ends where `\s*[\r\n]+` does).
 pub const BAILINGMOE: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+";
+/// Seed-Coder's pattern (llama.cpp's `seed-coder`, upstream form): Qwen2's without the `[\r\n]*`
+/// after punctuation (and `\p{N}{1}`, `\r\n` excluded from a class that excludes `\s`).
+pub const SEED_CODER: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// Qwen 3.5's pattern (llama.cpp's `qwen35`, upstream form): Qwen2 with `[\p{L}\p{M}]+` letter runs
 /// and `[^\s\p{L}\p{M}\p{N}]` punctuation.
 pub const QWEN35: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
@@ -162,7 +167,7 @@ pub const KIMI_K2: &str = concat!(
 );
 
 /// Every pattern string recognised, with its family.
-pub const KNOWN_PATTERNS: [(&str, Known); 11] = [
+pub const KNOWN_PATTERNS: [(&str, Known); 12] = [
     (GPT2_TIKTOKEN, Known::Gpt2),
     (GPT2_ORIGINAL, Known::Gpt2),
     (GPT2_BRACKETED, Known::Gpt2),
@@ -171,6 +176,7 @@ pub const KNOWN_PATTERNS: [(&str, Known); 11] = [
     (QWEN2, Known::Qwen2),
     (BAILINGMOE, Known::Qwen2),
     (QWEN35, Known::Qwen35),
+    (SEED_CODER, Known::SeedCoder),
     (O200K, Known::O200k),
     (TEKKEN, Known::Tekken),
     (KIMI_K2, Known::KimiK2),
@@ -199,10 +205,11 @@ impl Known {
     fn piece_end_in(&self, t: &Tables, b: &[u8], start: usize) -> usize {
         match self {
             Known::Gpt2 => gpt2::piece_end(t, b, start),
-            Known::Cl100k => cl100k::piece_end::<3, true, false>(t, b, start),
-            Known::Llama3 => cl100k::piece_end::<3, false, false>(t, b, start),
-            Known::Qwen2 => cl100k::piece_end::<1, false, false>(t, b, start),
-            Known::Qwen35 => cl100k::piece_end::<1, false, true>(t, b, start),
+            Known::Cl100k => cl100k::piece_end::<3, true, false, true>(t, b, start),
+            Known::Llama3 => cl100k::piece_end::<3, false, false, true>(t, b, start),
+            Known::Qwen2 => cl100k::piece_end::<1, false, false, true>(t, b, start),
+            Known::Qwen35 => cl100k::piece_end::<1, false, true, true>(t, b, start),
+            Known::SeedCoder => cl100k::piece_end::<1, false, false, false>(t, b, start),
             Known::O200k => o200k::piece_end::<3, true, false>(t, b, start),
             Known::Tekken => o200k::piece_end::<1, false, false>(t, b, start),
             Known::KimiK2 => o200k::piece_end::<3, true, true>(t, b, start),
@@ -231,10 +238,11 @@ impl Known {
         }
         match self {
             Known::Gpt2 => tile!(gpt2::piece_end(t, b, start)),
-            Known::Cl100k => tile!(cl100k::piece_end::<3, true, false>(t, b, start)),
-            Known::Llama3 => tile!(cl100k::piece_end::<3, false, false>(t, b, start)),
-            Known::Qwen2 => tile!(cl100k::piece_end::<1, false, false>(t, b, start)),
-            Known::Qwen35 => tile!(cl100k::piece_end::<1, false, true>(t, b, start)),
+            Known::Cl100k => tile!(cl100k::piece_end::<3, true, false, true>(t, b, start)),
+            Known::Llama3 => tile!(cl100k::piece_end::<3, false, false, true>(t, b, start)),
+            Known::Qwen2 => tile!(cl100k::piece_end::<1, false, false, true>(t, b, start)),
+            Known::Qwen35 => tile!(cl100k::piece_end::<1, false, true, true>(t, b, start)),
+            Known::SeedCoder => tile!(cl100k::piece_end::<1, false, false, false>(t, b, start)),
             Known::O200k => tile!(o200k::piece_end::<3, true, false>(t, b, start)),
             Known::Tekken => tile!(o200k::piece_end::<1, false, false>(t, b, start)),
             Known::KimiK2 => tile!(o200k::piece_end::<3, true, true>(t, b, start)),

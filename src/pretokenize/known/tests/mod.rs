@@ -142,6 +142,7 @@ fn detects_exactly_the_known_strings() {
     assert_eq!(Known::detect(KIMI_K2), Some(Known::KimiK2));
     assert_eq!(Known::detect(QWEN35), Some(Known::Qwen35));
     assert_eq!(Known::detect(BAILINGMOE), Some(Known::Qwen2));
+    assert_eq!(Known::detect(SEED_CODER), Some(Known::SeedCoder));
     assert_eq!(Known::detect(DEEPSEEK3), None, "not a tiktoken-style family: it leaves gaps");
     for p in [DEEPSEEK3, DEEPSEEK3_ESCAPED, &format!("(?m){DEEPSEEK3}")] {
         assert_eq!(Isolating::detect(p), Some(Isolating::DeepSeek3), "{p:?}");
@@ -166,6 +167,9 @@ fn detects_exactly_the_known_strings() {
     assert_eq!(Isolating::detect_stages(&digits(r"\p{N}")), None);
     assert_eq!(Isolating::detect(r"\p{N}"), None);
     assert_eq!(Isolating::detect_stages(&[r"\p{N}".to_string(), DEEPSEEK3.to_string()]), None);
+    assert_eq!(Isolating::detect_stages(&[format!("(?m){SEED_CODER}")]), Some(Isolating::Known(Known::SeedCoder)));
+    assert_eq!(Isolating::detect_stages(&[DEEPSEEK3.to_string()]), Some(Isolating::DeepSeek3));
+    assert_eq!(Isolating::detect_stages(&[r"\p{N}".to_string()]), None);
     assert_eq!(RegexSplitter::regex_only(DEEPSEEK3).unwrap().hand(), None);
     // llama.cpp's ASCII-only contraction spelling does not match `'ſ`, so it is not Llama 3.
     let adapted = LLAMA3.replace(
@@ -193,6 +197,9 @@ fn hand_worked_examples() {
     // Qwen 3.5: marks join letter runs (Qwen2 cuts the Devanagari word at its vowel signs).
     assert_eq!(pieces(QWEN35, " हिन्दी!\u{301}x"), [" हिन्दी", "!\u{301}x"]);
     assert_eq!(pieces(QWEN2, " हिन्दी"), [" ह", "िन", "्द", "ी"]);
+    // Seed-Coder: no newlines after punctuation.
+    assert_eq!(pieces(SEED_CODER, "x;\n\ny"), ["x", ";", "\n\n", "y"]);
+    assert_eq!(pieces(QWEN2, "x;\n\ny"), ["x", ";\n\n", "y"]);
     // `'ſ` (long s) case-folds to `'s`.
     assert_eq!(pieces(CL100K, "a'\u{17f}"), ["a", "'\u{17f}"]);
     // o200k: camel case splits before each upper-case run that is followed by lower case.
