@@ -18,7 +18,8 @@ cold caches, interleaved, best of ``--rounds``: the 2-thread batch / 1-thread lo
 output) is issue #3's figure, meaningful only on free cores (see src/PERFORMANCE.md, "Batches,
 fifth round", for a way to shield a short measurement from the load). ``--api`` times every
 public call on a ~200-byte paragraph beside tiktoken's (best of ``--repeat`` x ``--number``/10);
-``--files`` times ``Tokenizer`` loaded from GPT-NeoX's ``tokenizer.json``, two GGUF files, two
+``--files`` times ``Tokenizer`` loaded from GPT-NeoX's ``tokenizer.json``, two GGUF files, Llama 3's
+vocabulary with Tekken's, Kimi K2's and DeepSeek-V3's pre-tokenizers, two
 ``tokenizer.json`` files in the Llama-2 layout and a
 SentencePiece ``.model`` beside ``tokenizers`` and ``sentencepiece``; ``--files-batch N`` their
 batch calls on N threads (lists, flat numpy) beside the peers' (``RAYON_NUM_THREADS=N`` for
