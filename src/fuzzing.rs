@@ -182,7 +182,7 @@ pub fn pretokenize(data: &[u8]) {
                 let patterns: Vec<String> = list.iter().map(|p| p.to_string()).collect();
                 let regex = patterns
                     .iter()
-                    .map(|p| if p.starts_with("(?#Digits)") { RegexSplitter::new(p) } else { RegexSplitter::regex_only(p) }.unwrap())
+                    .map(|p| if [DIGITS, DIGITS_CONTIGUOUS].contains(&p.as_str()) { RegexSplitter::new(p) } else { RegexSplitter::regex_only(p) }.unwrap())
                     .collect();
                 (Pretokenizer::isolated_stages(&patterns).expect("hand-written stages"), regex)
             })

@@ -182,6 +182,24 @@ pub const KNOWN_PATTERNS: [(&str, Known); 12] = [
     (KIMI_K2, Known::KimiK2),
 ];
 
+/// `$each!(splitter)` with the `piece_end` function (its parameters fixed) of the family
+/// `$family`: the one table of which function splits which family.
+macro_rules! with_splitter {
+    ($family:expr, $each:ident) => {
+        match $family {
+            Known::Gpt2 => $each!(gpt2::piece_end),
+            Known::Cl100k => $each!(cl100k::piece_end::<3, true, false, true>),
+            Known::Llama3 => $each!(cl100k::piece_end::<3, false, false, true>),
+            Known::Qwen2 => $each!(cl100k::piece_end::<1, false, false, true>),
+            Known::Qwen35 => $each!(cl100k::piece_end::<1, false, true, true>),
+            Known::SeedCoder => $each!(cl100k::piece_end::<1, false, false, false>),
+            Known::O200k => $each!(o200k::piece_end::<3, true, false>),
+            Known::Tekken => $each!(o200k::piece_end::<1, false, false>),
+            Known::KimiK2 => $each!(o200k::piece_end::<3, true, true>),
+        }
+    };
+}
+
 impl Known {
     /// The family whose splitter reproduces `pattern` exactly, if `pattern` is one of the
     /// recognised strings (exact comparison: any other spelling falls back to the regex engine).
@@ -203,17 +221,12 @@ impl Known {
 
     #[inline(always)]
     fn piece_end_in(&self, t: &Tables, b: &[u8], start: usize) -> usize {
-        match self {
-            Known::Gpt2 => gpt2::piece_end(t, b, start),
-            Known::Cl100k => cl100k::piece_end::<3, true, false, true>(t, b, start),
-            Known::Llama3 => cl100k::piece_end::<3, false, false, true>(t, b, start),
-            Known::Qwen2 => cl100k::piece_end::<1, false, false, true>(t, b, start),
-            Known::Qwen35 => cl100k::piece_end::<1, false, true, true>(t, b, start),
-            Known::SeedCoder => cl100k::piece_end::<1, false, false, false>(t, b, start),
-            Known::O200k => o200k::piece_end::<3, true, false>(t, b, start),
-            Known::Tekken => o200k::piece_end::<1, false, false>(t, b, start),
-            Known::KimiK2 => o200k::piece_end::<3, true, true>(t, b, start),
+        macro_rules! end_at {
+            ($splitter:expr) => {
+                $splitter(t, b, start)
+            };
         }
+        with_splitter!(self, end_at)
     }
 
     /// Calls `f` with the byte range of every piece of `text`, in order.
@@ -228,25 +241,15 @@ impl Known {
         let mut start = 0;
         // One loop per family, so that the family match is hoisted out of the hot loop.
         macro_rules! tile {
-            ($end:expr) => {
+            ($splitter:expr) => {
                 while start < b.len() {
-                    let end = $end;
+                    let end = $splitter(t, b, start);
                     f(start, end)?;
                     start = end;
                 }
             };
         }
-        match self {
-            Known::Gpt2 => tile!(gpt2::piece_end(t, b, start)),
-            Known::Cl100k => tile!(cl100k::piece_end::<3, true, false, true>(t, b, start)),
-            Known::Llama3 => tile!(cl100k::piece_end::<3, false, false, true>(t, b, start)),
-            Known::Qwen2 => tile!(cl100k::piece_end::<1, false, false, true>(t, b, start)),
-            Known::Qwen35 => tile!(cl100k::piece_end::<1, false, true, true>(t, b, start)),
-            Known::SeedCoder => tile!(cl100k::piece_end::<1, false, false, false>(t, b, start)),
-            Known::O200k => tile!(o200k::piece_end::<3, true, false>(t, b, start)),
-            Known::Tekken => tile!(o200k::piece_end::<1, false, false>(t, b, start)),
-            Known::KimiK2 => tile!(o200k::piece_end::<3, true, true>(t, b, start)),
-        }
+        with_splitter!(self, tile);
         Ok(())
     }
 }
