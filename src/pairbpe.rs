@@ -163,6 +163,15 @@ pub struct CharSymbols {
 }
 
 impl CharSymbols {
+    /// Whether `c` gives no symbol at all: not a token, not all of its bytes tokens, no unk token.
+    fn drops(&self, c: char) -> bool {
+        if self.unk.is_some() || self.chars.contains_key(&c) {
+            return false;
+        }
+        let mut buf = [0u8; 4];
+        !self.bytes.is_some_and(|bytes| c.encode_utf8(&mut buf).bytes().all(|b| bytes[b as usize] != DROP))
+    }
+
     /// The symbols of `text`: a character's token, else its byte tokens (all of them must
     /// exist), else the unk token (runs of them fused with `fuse_unk`; a pending unk is written
     /// before the next known character, after byte tokens, as Hugging Face does).
@@ -670,7 +679,7 @@ impl PairBpe {
                 (Some(splitter), _, _) => splitter.for_each_piece(text, piece),
                 (None, _, _) if bytes.is_empty() => Ok(()), // an empty text is no piece to prefix
                 (None, Some(m), _) => each_before(text, m.replacement).try_for_each(|(s, e)| piece(s, e)),
-                (None, None, Some(marker)) => marker_parts(text, marker).try_for_each(|(s, e)| piece(s, e)),
+                (None, None, Some((marker, symbols))) => marker_parts(text, marker, symbols).try_for_each(|(s, e)| piece(s, e)),
                 (None, None, None) => piece(0, bytes.len()),
             }
         })
@@ -678,10 +687,10 @@ impl PairBpe {
 
     /// The character a text with no pre-tokenizer may be cut before ([`CharSymbols::marker`]);
     /// never with `ignore_merges`, which looks the whole text up first.
-    fn marker(&self) -> Option<char> {
+    fn marker(&self) -> Option<(char, &CharSymbols)> {
         match &self.symbols {
             Symbols::Chars(c) if self.whole.is_none() && !self.split.piece_prefix && !self.split.text_prefix => {
-                c.marker.filter(|m| c.chars.contains_key(m))
+                c.marker.filter(|m| c.chars.contains_key(m)).map(|m| (m, c))
             }
             _ => None,
         }
@@ -752,9 +761,12 @@ impl PairBpe {
 }
 
 /// `text` (non-empty) cut before each `marker` that follows another character:
-/// `"▁a▁▁b▁c"` -> `"▁a"`, `"▁▁b"`, `"▁c"`.
-fn marker_parts(text: &str, marker: char) -> impl Iterator<Item = (usize, usize)> + '_ {
-    parts_ending_at(text, move |at| !text[..at].ends_with(marker), marker)
+/// `"▁a▁▁b▁c"` -> `"▁a"`, `"▁▁b"`, `"▁c"`. Characters that `symbols` drops (unknown, with
+/// neither byte tokens nor an unk token) are looked through: in `"▁x▁"` with `x` dropped the two
+/// markers are neighbours, which a merge may join, so no cut there (the `pairbpe` fuzz target's
+/// smoke run found the cut, session 21).
+fn marker_parts<'a>(text: &'a str, marker: char, symbols: &'a CharSymbols) -> impl Iterator<Item = (usize, usize)> + 'a {
+    parts_ending_at(text, move |at| text[..at].chars().rev().find(|&c| !symbols.drops(c)) != Some(marker), marker)
 }
 
 /// `text` (non-empty) cut before every `c`: `"a▁▁b"` -> `"a"`, `"▁"`, `"▁b"` (`Metaspace`'s
@@ -1124,11 +1136,25 @@ mod tests {
 
     #[test]
     fn marker_parts_cut_before_a_marker_after_another_character() {
-        let parts = |t: &str| marker_parts(t, '\u{2581}').map(|(s, e)| t[s..e].to_string()).collect::<Vec<_>>();
+        // x is dropped (no token, no byte tokens, no unk): it does not separate two markers
+        let symbols = CharSymbols {
+            chars: [('a', 0), ('b', 1), ('c', 2), ('\u{2581}', 3)].into_iter().collect(),
+            bytes: None,
+            unk: None,
+            fuse_unk: false,
+            marker: Some('\u{2581}'),
+        };
+        let parts = |t: &str| marker_parts(t, '\u{2581}', &symbols).map(|(s, e)| t[s..e].to_string()).collect::<Vec<_>>();
         assert_eq!(parts("\u{2581}a\u{2581}\u{2581}b\u{2581}c"), ["\u{2581}a", "\u{2581}\u{2581}b", "\u{2581}c"]);
         assert_eq!(parts("ab"), ["ab"]);
         assert_eq!(parts("a\u{2581}"), ["a", "\u{2581}"]);
         assert_eq!(parts("\u{2581}\u{2581}"), ["\u{2581}\u{2581}"]);
+        assert_eq!(parts("\u{2581}x\u{2581}a\u{2581}"), ["\u{2581}x\u{2581}a", "\u{2581}"]);
+        assert_eq!(parts("ax\u{2581}"), ["ax", "\u{2581}"]);
+        // with an unk token nothing is dropped
+        let with_unk = CharSymbols { unk: Some(9), chars: symbols.chars.clone(), ..symbols };
+        let parts = |t: &str| marker_parts(t, '\u{2581}', &with_unk).map(|(s, e)| t[s..e].to_string()).collect::<Vec<_>>();
+        assert_eq!(parts("\u{2581}x\u{2581}a"), ["\u{2581}x", "\u{2581}a"]);
         let each = |t: &str| each_before(t, '\u{2581}').map(|(s, e)| t[s..e].to_string()).collect::<Vec<_>>();
         assert_eq!(each("a\u{2581}\u{2581}b\u{2581}"), ["a", "\u{2581}", "\u{2581}b", "\u{2581}"]);
         assert_eq!(each("\u{2581}x"), ["\u{2581}x"]);
