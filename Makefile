@@ -36,7 +36,7 @@ lint:  ## clippy with warnings as errors, without and with the Python bindings
 	cargo clippy --features python -- -D warnings
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= pretokenize round_trip merges rankfile specials sentencepiece pairbpe
+FUZZ_TARGETS ?= pretokenize round_trip merges rankfile specials sentencepiece pairbpe patterns
 FUZZ_PY_TARGETS ?= tiktoken minbpe sentencepiece json hf gguf
 FUZZ_SANITIZER ?= none
 # Per target (see docs/reliability.md): the differential targets (pretokenize, round_trip, merges)

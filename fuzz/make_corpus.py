@@ -22,7 +22,7 @@ import sysconfig
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-TARGETS = ("pretokenize", "round_trip", "merges", "rankfile", "specials", "sentencepiece", "pairbpe")
+TARGETS = ("pretokenize", "round_trip", "merges", "rankfile", "specials", "sentencepiece", "pairbpe", "patterns")
 HOSTILE = [
     "a" * 3000,
     " " * 2000 + "x",
@@ -83,6 +83,8 @@ def main() -> int:
     write("sentencepiece", [bytes([i % 128, i % 12]) + t[:200] for i, t in enumerate(texts[:200])])
     # flags, prefix options, merge count, then merge picks and text (src/fuzzing_pairbpe.rs)
     write("pairbpe", [bytes([(i * 37) % 256, i % 4, 8 + i % 40]) + t[:160] for i, t in enumerate(texts[:256])])
+    # a pattern pick, the text's mode (odd: raw UTF-8), then the text (src/fuzzing_patterns.rs)
+    write("patterns", [bytes([i % 256, 1]) + t[:300] for i, t in enumerate(texts[:512])])
     heads = rank_heads(data)
     write("rankfile", heads)
     for target, seeds in python_seeds(data, heads).items():

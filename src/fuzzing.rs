@@ -20,6 +20,8 @@
 //! - [`pairbpe`] (`fuzzing_pairbpe.rs`): a small Hugging Face-style pair-merge model (byte or
 //!   character symbols, byte fallback, unk, `ignore_merges`, split stages) against a textbook
 //!   reference.
+//! - [`patterns`] (`fuzzing_patterns.rs`): the compiled pre-tokenizer matcher against the regex
+//!   engine, on llama.cpp's patterns and patterns from a grammar of the shapes it compiles.
 
 use crate::core::CoreBpe;
 use crate::merge::backtrack::Backtrack;
@@ -37,7 +39,7 @@ use std::sync::OnceLock;
 pub type Target = fn(&[u8]);
 
 /// Every target, by the name its `fuzz/fuzz_targets/*.rs` file and corpus folder use.
-pub const TARGETS: [(&str, Target); 7] = [
+pub const TARGETS: [(&str, Target); 8] = [
     ("pretokenize", pretokenize),
     ("round_trip", round_trip),
     ("merges", merges),
@@ -45,6 +47,7 @@ pub const TARGETS: [(&str, Target); 7] = [
     ("specials", specials),
     ("sentencepiece", sentencepiece),
     ("pairbpe", pairbpe),
+    ("patterns", patterns),
 ];
 
 /// Pieces longer than this are not given to the quadratic flat merge. Production uses it below
@@ -411,6 +414,10 @@ fn naive_find(tokens: &[(String, Rank)], text: &[u8], from: usize, allowed: &[bo
 #[path = "fuzzing_pairbpe.rs"]
 mod pairbpe_target;
 pub use pairbpe_target::pairbpe;
+
+#[path = "fuzzing_patterns.rs"]
+pub(crate) mod patterns_target;
+pub use patterns_target::patterns;
 
 #[cfg(test)]
 #[path = "fuzzing_smoke.rs"]

@@ -189,6 +189,11 @@ fn smoke_pairbpe() {
 }
 
 #[test]
+fn smoke_patterns() {
+    run("patterns");
+}
+
+#[test]
 fn smoke_specials() {
     run("specials");
 }

@@ -95,3 +95,24 @@ def resolve_pattern(name_or_regex: str) -> str:
         raise InputTypeError(f"pattern must be a str, got {type(name_or_regex).__name__}")
     key = name_or_regex.lower().removesuffix("_base")
     return PATTERNS.get(key, name_or_regex)
+
+
+def engine(pattern: str) -> str:
+    """How bpekit splits text by ``pattern`` (a family name or a regex), fastest first:
+
+    - ``"hand-written (o200k)"``: a hand-written splitter (the patterns above, exact strings);
+    - ``"compiled"``: the compiled matcher, for alternations of character classes with greedy
+      counts, literal alternations (``'s|'t``) and a trailing lookahead (``\\s+(?!\\S)``) or
+      ``$`` -- most other pre-tokenizer patterns (DeepSeek, BLOOM, llama.cpp's ``default``...);
+    - ``"regex (<why>)"``: fancy-regex, tiktoken's engine, for anything else (nested
+      repetition, lookbehind, ``\\b``, backreferences...), with what kept it off the compiled path.
+
+    All three give the same pieces; see ``docs/api.md``, "Pre-tokenizer patterns".
+    An invalid regex raises :class:`bpekit.errors.PatternError`.
+    """
+    from bpekit import _core
+
+    kind, detail = _core.pattern_engine(resolve_pattern(pattern))
+    if kind == "hand":
+        return f"hand-written ({detail})"
+    return "compiled" if kind == "compiled" else f"regex ({detail})"

@@ -10,8 +10,9 @@
 //! and so are some Hugging Face `Split(Isolated)` stages ([`Isolating`]); everything else goes
 //! through [`RegexSplitter`].
 
+pub mod compiled;
 pub mod known;
-mod regex_split;
+pub(crate) mod regex_split;
 
 pub use known::{Isolating, Known};
 pub use regex_split::RegexSplitter;

@@ -2,9 +2,11 @@
 //! semantics of possessive quantifiers, lookarounds and `$` are the same). As a Hugging Face
 //! `Split(Isolated)` stage, a pattern with a hand-written splitter ([`Isolating`]) uses it.
 
+use super::compiled::{self, Program};
 use super::known::Isolating;
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Performance note: fancy-regex wraps `regex`, whose matcher state lives in a pool guarded by an
 /// atomic owner; threads sharing one `Regex` contend on it (rust-lang/regex#934). A `clone()` shares
@@ -23,23 +25,56 @@ pub struct RegexSplitter {
     slots: Vec<std::sync::OnceLock<fancy_regex::Regex>>,
     /// A hand-written splitter that [`RegexSplitter::isolate`] uses instead of the regex.
     hand: Option<Isolating>,
+    /// The compiled matcher both calls use instead of the regex (see [`compiled`]).
+    compiled: Option<Arc<Program>>,
 }
 
 /// fancy-regex's default backtrack limit is 1,000,000 steps; real text never comes near it, and a
 /// pattern that does is reported as an error rather than a panic.
 const BACKTRACK_LIMIT: usize = 10_000_000;
 
-fn compile(pattern: &str) -> Result<fancy_regex::Regex> {
+pub(crate) fn compile(pattern: &str) -> Result<fancy_regex::Regex> {
     fancy_regex::RegexBuilder::new(pattern)
         .backtrack_limit(BACKTRACK_LIMIT)
+        .optimize(!has_repeat_triplet(pattern))
         .build()
         .map_err(|e| Error::Pattern(format!("{pattern:?}: {e}")))
+}
+
+/// Whether the pattern has a greedy run, an optional run and a run of the same thing in a row
+/// (`b+c?b+`, `\S{1,3}[^\s\p{L}\p{N}]?\S{2}`): fancy-regex 0.20's optimizer rewrites those
+/// (`optimize_ambiguous_concat_repeats`, to avoid catastrophic backtracking) into an expression
+/// that matches differently (`b+c?b+` found `b` in `b`; 0.20.2 still gives `#िtk` where the
+/// `regex` crate and the pattern say `#िtkv`). Such a pattern is compiled without the optimizer.
+/// The others keep it: its trailing-lookahead rewrite hands `\s+(?!\S)` patterns to the `regex`
+/// crate, without which a million spaces exceed the backtracking VM's stack. Found by the
+/// compiled matcher's differential tests (`compiled/tests.rs`).
+fn has_repeat_triplet(pattern: &str) -> bool {
+    fn walk(e: &fancy_regex::Expr) -> bool {
+        use fancy_regex::Expr;
+        if let Expr::Concat(items) = e {
+            let repeat = |x: &Expr| match x {
+                Expr::Repeat { child, lo, hi, .. } => Some((child.clone(), *lo, *hi)),
+                _ => None,
+            };
+            let triplet = items.windows(3).any(|w| match (repeat(&w[0]), repeat(&w[1]), repeat(&w[2])) {
+                (Some((a, ..)), Some((_, 0, hi)), Some((c, ..))) => hi != 0 && a == c,
+                _ => false,
+            });
+            if triplet {
+                return true;
+            }
+        }
+        e.children_iter().any(walk)
+    }
+    fancy_regex::Expr::parse_tree(pattern).is_ok_and(|t| walk(&t.expr))
 }
 
 impl RegexSplitter {
     pub fn new(pattern: &str) -> Result<Self> {
         let mut splitter = RegexSplitter::regex_only(pattern)?;
         splitter.hand = Isolating::detect(pattern);
+        splitter.compiled = compiled::for_pattern(pattern, splitter.regex());
         Ok(splitter)
     }
 
@@ -49,12 +84,17 @@ impl RegexSplitter {
         let re = compile(pattern)?;
         let slots: Vec<std::sync::OnceLock<fancy_regex::Regex>> = (0..CLONES).map(|_| Default::default()).collect();
         let _ = slots[0].set(re);
-        Ok(RegexSplitter { pattern: pattern.to_string(), slots, hand: None })
+        Ok(RegexSplitter { pattern: pattern.to_string(), slots, hand: None, compiled: None })
     }
 
     /// The hand-written splitter `isolate` uses, if any.
     pub fn hand(&self) -> Option<Isolating> {
         self.hand
+    }
+
+    /// Whether the compiled matcher stands in for the regex engine.
+    pub fn is_compiled(&self) -> bool {
+        self.compiled.is_some()
     }
 
     #[inline]
@@ -99,9 +139,8 @@ impl RegexSplitter {
             });
         }
         let mut prev = start;
-        for m in self.regex().find_iter(&text[start..end]) {
-            let m = m.map_err(|e| Error::Regex(e.to_string()))?;
-            let (s, e) = (start + m.start(), start + m.end());
+        self.matches(&text[start..end], true, &mut |s, e| {
+            let (s, e) = (start + s, start + e);
             if s > prev {
                 out.push((prev, s));
             }
@@ -109,7 +148,8 @@ impl RegexSplitter {
                 out.push((s, e));
             }
             prev = e;
-        }
+            Ok(())
+        })?;
         if end > prev {
             out.push((prev, end));
         }
@@ -121,12 +161,32 @@ impl RegexSplitter {
         text: &str,
         f: &mut impl FnMut(usize, usize) -> Result<()>,
     ) -> Result<()> {
-        for m in self.regex().find_iter(text) {
-            let m = m.map_err(|e| Error::Regex(e.to_string()))?;
-            if m.start() == m.end() {
-                continue; // an empty match carries no bytes
+        self.matches(text, false, f)
+    }
+
+    /// The matches of `text` (the empty ones only with `keep_empty`): the compiled matcher's,
+    /// and the regex engine's from where it stopped if it spent its budget, or the regex
+    /// engine's alone.
+    #[inline]
+    fn matches(&self, text: &str, keep_empty: bool, f: &mut impl FnMut(usize, usize) -> Result<()>) -> Result<()> {
+        let re = self.regex();
+        let Some(program) = &self.compiled else {
+            for m in re.find_iter(text) {
+                let m = m.map_err(|e| Error::Regex(e.to_string()))?;
+                if keep_empty || m.end() > m.start() {
+                    f(m.start(), m.end())?;
+                }
             }
+            return Ok(());
+        };
+        let mut from = match program.for_each_match(text, &mut *f)? {
+            Ok(()) => return Ok(()),
+            Err(at) => at,
+        };
+        // a compiled pattern never matches the empty string
+        while let Some(m) = re.find_from_pos(text, from).map_err(|e| Error::Regex(e.to_string()))? {
             f(m.start(), m.end())?;
+            from = m.end();
         }
         Ok(())
     }

@@ -111,6 +111,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(text::class_runs, m)?)?;
     m.add_function(wrap_pyfunction!(text::is_word_char, m)?)?;
     m.add_function(wrap_pyfunction!(text::hand_written_family, m)?)?;
+    m.add_function(wrap_pyfunction!(text::pattern_engine, m)?)?;
     m.add_class::<train::WordCounter>()?;
     m.add_class::<train::PyWordCounts>()?;
     m.add_function(wrap_pyfunction!(train::learn_merges, m)?)?;

@@ -378,16 +378,25 @@ pub struct IsolatedSplit {
     stages: Vec<RegexSplitter>,
     /// The hand-written splitter that stands for all the stages, if one does.
     hand: Option<Pretokenizer>,
+    /// How many stages.
+    count: usize,
 }
 
 #[pymethods]
 impl IsolatedSplit {
+    /// `regex_only`: every stage on fancy-regex, no hand-written or compiled splitter (to compare
+    /// against, or to benchmark).
     #[new]
-    fn new(py: Python<'_>, patterns: Vec<String>) -> PyResult<Self> {
+    #[pyo3(signature = (patterns, regex_only = false))]
+    fn new(py: Python<'_>, patterns: Vec<String>, regex_only: bool) -> PyResult<Self> {
         run(py, || {
+            if regex_only {
+                let stages = patterns.iter().map(|p| RegexSplitter::regex_only(p)).collect::<crate::Result<Vec<_>>>()?;
+                return Ok(IsolatedSplit { stages, hand: None, count: patterns.len() });
+            }
             let hand = Pretokenizer::isolated_stages(&patterns);
             let stages = if hand.is_some() { Vec::new() } else { RegexSplitter::all(&patterns)? };
-            Ok(IsolatedSplit { stages, hand })
+            Ok(IsolatedSplit { stages, hand, count: patterns.len() })
         })
     }
 
@@ -402,9 +411,39 @@ impl IsolatedSplit {
         })
     }
 
+    /// How many pieces `split` would return, without making them (for benchmarks).
+    fn count(&self, py: Python<'_>, text: &str) -> PyResult<usize> {
+        run(py, || {
+            if let Some(hand) = &self.hand {
+                let mut n = 0;
+                hand.for_each_piece(text, |_, _| {
+                    n += 1;
+                    Ok(())
+                })?;
+                return Ok(n);
+            }
+            Ok(RegexSplitter::isolate_all(&self.stages, text)?.len())
+        })
+    }
+
     /// Whether a hand-written splitter stands for the stages (or for one of them).
     #[getter]
     fn hand_written(&self) -> bool {
         self.hand.is_some() || self.stages.iter().any(|s| s.hand().is_some())
+    }
+
+    /// How each stage is split: `"hand"` (a hand-written splitter, for the stage or for the whole
+    /// sequence), `"compiled"` (the compiled matcher) or `"regex"` (fancy-regex).
+    #[getter]
+    fn engines(&self) -> Vec<&'static str> {
+        let engine = |s: &RegexSplitter| match (s.hand(), s.is_compiled()) {
+            (Some(_), _) => "hand",
+            (None, true) => "compiled",
+            (None, false) => "regex",
+        };
+        match &self.hand {
+            Some(_) => vec!["hand"; self.count],
+            None => self.stages.iter().map(engine).collect(),
+        }
     }
 }

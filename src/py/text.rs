@@ -109,6 +109,27 @@ pub fn hand_written_family(pattern: &str) -> Option<String> {
     crate::pretokenize::Known::detect(pattern).map(|k| format!("{k:?}").to_lowercase())
 }
 
+/// How the Rust core splits text by `pattern` as a tiktoken-style pre-tokenizer: `("hand",
+/// family)` (a hand-written splitter, [`hand_written_family`]), `("compiled", "")` (the compiled
+/// matcher, `crate::pretokenize::compiled`), or `("regex", why)` (fancy-regex, and why the
+/// pattern is not compiled). An invalid pattern raises `PatternError`.
+#[pyfunction]
+pub fn pattern_engine(py: Python<'_>, pattern: &str) -> PyResult<(String, String)> {
+    use crate::pretokenize::{compiled::Program, RegexSplitter};
+    if let Some(family) = hand_written_family(pattern) {
+        return Ok(("hand".into(), family));
+    }
+    let splitter = run(py, || RegexSplitter::new(pattern))?;
+    if splitter.is_compiled() {
+        return Ok(("compiled".into(), String::new()));
+    }
+    let why = match Program::compile(pattern) {
+        Err(refusal) => refusal.to_string(),
+        Ok(_) => "the compiled matcher splits the probe text otherwise than the regex engine".to_string(),
+    };
+    Ok(("regex".into(), why))
+}
+
 /// Whether `c` is a `\w` character of the `regex` crate (`crate::hf_unicode::is_word_char`).
 #[pyfunction]
 pub fn is_word_char(c: char) -> PyResult<bool> {

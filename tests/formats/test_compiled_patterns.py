@@ -1,0 +1,108 @@
+"""The compiled pre-tokenizer matcher (``src/pretokenize/compiled/``, session 21): the patterns it
+takes split exactly as the regex engine does, through ``Split(Isolated)`` stages (llama.cpp's
+families) and tiktoken-style encodings with a pattern of one's own (against tiktoken itself);
+``bpekit.patterns.engine`` says which splitter a pattern gets."""
+
+from __future__ import annotations
+
+import functools
+
+import bpekit
+import pytest
+from bpekit import _core
+from bpekit.errors import PatternError
+from bpekit.formats import llamacpp
+from bpekit.patterns import GPT2, O200K, engine
+from formats.test_sentencepiece_support import corpus_lines
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+# llama.cpp's families whose stages the compiled matcher splits, and those that keep fancy-regex
+# for a stage (a repetition of a group, `\b`, a lookahead of more than one char)
+COMPILED = ["chameleon", "deepseek-coder", "deepseek-llm", "default", "falcon", "jais-2", "laguna", "minicpm5",
+            "poro-chat", "spark2_5", "ufakzeka", "viking", "youtu"]  # fmt: skip
+REGEX = {"exaone-moe": 0, "granite-embed-multi-97m": 0, "tiny_aya": 0, "superbpe": 1}
+
+
+def _stages(name: str) -> tuple[str, ...]:
+    return llamacpp.PRE_TOKENIZERS[name].regexes
+
+
+@functools.cache
+def _texts() -> list[str]:
+    """Every third line of every corpus file, and blocks of 8 lines."""
+    lines = [line for file_lines in corpus_lines().values() for line in file_lines[::3]]
+    return lines + ["\n".join(lines[i : i + 8]) for i in range(0, len(lines), 37)]
+
+
+def test_families_get_the_compiled_matcher() -> None:
+    for name in COMPILED:
+        engines = _core.IsolatedSplit(list(_stages(name))).engines
+        assert set(engines) == {"compiled"}, (name, engines)
+    for name, stage in REGEX.items():
+        assert _core.IsolatedSplit(list(_stages(name))).engines[stage] == "regex", name
+    assert _core.IsolatedSplit(list(_stages("deepseek-llm")), regex_only=True).engines == ["regex"] * 6
+    assert _core.IsolatedSplit(list(_stages("deepseek-v3"))).engines == ["hand"] * 3
+
+
+@pytest.mark.parametrize("name", COMPILED)
+def test_compiled_stages_split_as_the_regex_engine(name: str) -> None:
+    ours = _core.IsolatedSplit(list(_stages(name)))
+    theirs = _core.IsolatedSplit(list(_stages(name)), regex_only=True)
+    for text in _texts():
+        assert ours.split(text) == theirs.split(text), (name, text)
+        assert ours.count(text) == len(theirs.split(text))
+
+
+ODD = st.sampled_from(
+    ["'s", "'S", "'\u017f", "\u212a", " ", "  ", "\n", "\r\n", "\t", "\u00a0", "\u3000", "\u2028", "\x85", "12345",
+     "\u0661\u0662", "\u00be", "a\u0301", "\u00df", "\u01c5", "\u4e2d\u6587", "\u3042", "\uac00", "\U0001f600",
+     "!?", "...", "\uff01", "\u2019", "IMGIMGAZ", "<sentinel:7>", "    "]
+)  # fmt: skip
+
+
+@settings(max_examples=80)
+@given(text=st.lists(st.one_of(ODD, st.text(max_size=4)), max_size=24).map("".join))
+def test_compiled_stages_split_random_text_as_the_regex_engine(text: str) -> None:
+    for name in COMPILED:
+        ours = _core.IsolatedSplit(list(_stages(name)))
+        assert ours.split(text) == _core.IsolatedSplit(list(_stages(name)), regex_only=True).split(text), name
+
+
+# tiktoken-style patterns of one's own: an encoding built on cl100k's ranks with each
+CUSTOM = [
+    llamacpp.JAIS2,
+    llamacpp.UFAKZEKA,
+    llamacpp.MINICPM5_2,
+    llamacpp.TINY_AYA_2,
+    r"\s+$|\s?\p{L}+|\p{N}{1,3}|\s?[^\s\p{L}\p{N}]+|\s+",
+    r" ?\p{L}+| ?\p{N}+",  # drops what it does not match, as tiktoken does
+]
+
+
+@functools.cache
+def _pair(pattern: str):
+    tiktoken = pytest.importorskip("tiktoken")
+    ranks = bpekit.get_encoding("cl100k_base")._mergeable_ranks
+    ours = bpekit.Encoding(name="custom", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    theirs = tiktoken.Encoding(name="custom", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    return ours, theirs
+
+
+@pytest.mark.parametrize("pattern", CUSTOM)
+def test_an_encoding_with_a_compiled_pattern_gives_tiktokens_ids(pattern: str) -> None:
+    assert engine(pattern) == "compiled"
+    ours, theirs = _pair(pattern)
+    for text in _texts()[::3]:
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), text
+
+
+def test_engine_names_the_splitter() -> None:
+    assert engine("o200k") == "hand-written (o200k)" == engine(O200K)
+    assert engine(GPT2) == "hand-written (gpt2)"
+    assert engine(r"\s?\p{L}+|\p{N}") == "compiled"
+    why = engine(r"\d{1,3}(?=(?:\d{3})*\b)")
+    assert why.startswith("regex (") and "lookaround" in why
+    assert "repetition" in engine(r"(?:ab)+")
+    with pytest.raises(PatternError):
+        engine("(")
