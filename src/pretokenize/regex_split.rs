@@ -169,9 +169,8 @@ impl RegexSplitter {
     /// engine's alone.
     #[inline]
     fn matches(&self, text: &str, keep_empty: bool, f: &mut impl FnMut(usize, usize) -> Result<()>) -> Result<()> {
-        let re = self.regex();
         let Some(program) = &self.compiled else {
-            for m in re.find_iter(text) {
+            for m in self.regex().find_iter(text) {
                 let m = m.map_err(|e| Error::Regex(e.to_string()))?;
                 if keep_empty || m.end() > m.start() {
                     f(m.start(), m.end())?;
@@ -184,6 +183,7 @@ impl RegexSplitter {
             Err(at) => at,
         };
         // a compiled pattern never matches the empty string
+        let re = self.regex();
         while let Some(m) = re.find_from_pos(text, from).map_err(|e| Error::Regex(e.to_string()))? {
             f(m.start(), m.end())?;
             from = m.end();
