@@ -4,7 +4,9 @@
 //! (default `$BPEKIT_TEST_DATA`, else `../shared/data` next to the crate). Prints input MB/s (per CPU-second of
 //! the benchmark thread) for each pattern, best of 5 runs (regex: best of 2), after checking that both produce the same number
 //! of pieces (the tests check that the pieces are identical). `--hand-only` skips fancy-regex;
-//! `--only=NAME` (e.g. `--only=O200k`) times one family.
+//! `--only=NAME` (e.g. `--only=O200k`) times one family. `--compiled` times the compiled matcher
+//! (`pretokenize::compiled`) instead, beside the hand-written splitter where the pattern has one,
+//! on the known patterns and on llama.cpp stages that only it and the regex engine split.
 //!
 //! Corpora: tinyshakespeare; the 46 bible translations (mostly Latin script); the bible
 //! translations that are mostly non-ASCII bytes (Armenian, Cherokee, Coptic, Gujarati, Ojibwa
@@ -12,6 +14,7 @@
 //! 10 MB of random Unicode (the distribution of `tests/hardening/hostile.py`'s `random_unicode`,
 //! without its lone surrogates, from a fixed seed). `--corpora=a,b` picks some by name.
 
+use bpekit::pretokenize::compiled::Program;
 use bpekit::pretokenize::known::{unicode, Known, KNOWN_PATTERNS};
 use bpekit::pretokenize::Pretokenizer;
 use std::path::{Path, PathBuf};
@@ -80,8 +83,31 @@ fn count(p: &Pretokenizer, texts: &[String]) -> usize {
     n
 }
 
+/// llama.cpp stages that no hand-written splitter knows (`bpekit.formats.llamacpp`: JAIS2,
+/// UFAKZEKA, MINICPM5_2, PORO, DEEPSEEK_CODER_2).
+const OTHERS: [(&str, &str); 5] = [
+    ("jais-2", r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s{512}(?!\S)|\s{256}(?!\S)|\s{128}(?!\S)|\s{64}(?!\S)|\s{32}(?!\S)|\s{16}(?!\S)|\s{8}(?!\S)|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1}"),
+    ("ufakzeka", r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
+    ("minicpm5", r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
+    ("poro", " ?[^(\\s|.,!?\u{2026}\u{3002}\u{ff0c}\u{3001}\u{0964}\u{06d4}\u{060c})]+"),
+    ("deepseek-coder letters", r"\s?\p{L}+"),
+];
+
+fn count_compiled(p: &Program, texts: &[String]) -> usize {
+    let mut n = 0;
+    for t in texts {
+        let done = p.for_each_match(t, |_, _| {
+            n += 1;
+            Ok::<(), ()>(())
+        });
+        assert_eq!(done, Ok(Ok(())), "the budget is not spent on the corpora");
+    }
+    n
+}
+
 fn main() {
     let hand_only = std::env::args().any(|a| a == "--hand-only");
+    let compiled = std::env::args().any(|a| a == "--compiled");
     let only = std::env::args().find_map(|a| a.strip_prefix("--only=").map(str::to_owned));
     let dir =
         std::env::args().skip(1).find(|a| !a.starts_with("--")).map(PathBuf::from).unwrap_or_else(
@@ -128,6 +154,21 @@ fn main() {
         let mb = texts.iter().map(String::len).sum::<usize>() as f64 / 1e6;
         println!("{name} ({mb:.1} MB): pattern, hand MB/s, fancy-regex MB/s, speed-up");
         let wanted = |k: &Known| only.as_ref().map_or(true, |o| format!("{k:?}") == *o);
+        if compiled {
+            let known = KNOWN_PATTERNS.iter().filter(|(p, k)| !p.starts_with("'s") && wanted(k)).map(|(p, k)| (format!("{k:?}"), *p));
+            for (label, pattern) in known.chain(OTHERS.iter().map(|&(l, p)| (l.to_string(), p))) {
+                let program = Program::compile(pattern).unwrap_or_else(|e| panic!("{label}: {e}"));
+                let (tc, nc) = best_of(5, (50.0 / mb).ceil() as usize, || count_compiled(&program, texts));
+                let hand = Pretokenizer::new(pattern).unwrap();
+                let hand = hand.known().map(|_| best_of(5, (50.0 / mb).ceil() as usize, || count(&hand, texts)));
+                let regex = Pretokenizer::with_regex(pattern).unwrap();
+                let (tr, nr) = best_of(2, 1, || count(&regex, texts));
+                assert_eq!(nc, nr, "{label}: piece counts differ");
+                let hand = hand.map_or(String::new(), |(th, _)| format!(", hand {:.0} MB/s", mb / th));
+                println!("  {label}: compiled {:.0} / regex {:.1} MB/s (x{:.1}){hand}", mb / tc, mb / tr, tr / tc);
+            }
+            continue;
+        }
         for (pattern, known) in
             KNOWN_PATTERNS.iter().filter(|(p, k)| !p.starts_with("'s") && wanted(k))
         {

@@ -4,7 +4,7 @@
 //! a pattern that can match the empty string) is refused, and stays on the regex engine.
 
 use super::classes::{self, Ranges, Table};
-use super::{Alt, Atom, Look, Program};
+use super::{Alt, Ascii, Atom, Look, Program};
 use fancy_regex::{Assertion, Expr, LookAround};
 
 /// Why a pattern is not compiled (for tests and the Python helper).
@@ -124,7 +124,8 @@ fn alternative(b: &mut Builder, e: &Expr) -> Result<Alt, Refusal> {
     for (i, item) in list.iter().enumerate() {
         let last = i + 1 == list.len();
         let run = |b: &mut Builder, class: Ranges, lo: usize, hi: usize, possessive: bool| -> Result<Atom, Refusal> {
-            Ok(Atom::Run { bit: b.bit(class)?, lo: count(lo), hi: count(hi), backtrack: !possessive })
+            let ascii = Ascii::of(&class);
+            Ok(Atom::Run { bit: b.bit(class)?, lo: count(lo), hi: count(hi), backtrack: !possessive, ascii })
         };
         match item {
             Expr::Literal { val, casei } if val.chars().count() > 1 => {
@@ -239,7 +240,7 @@ pub fn compile(pattern: &str) -> Result<Program, Refusal> {
         let look = alt.look;
         for i in 0..alt.atoms.len() {
             let accepts = rest_accepts(&b, &alt.atoms[i + 1..], look);
-            if let Atom::Run { bit, lo, hi, backtrack } = &mut alt.atoms[i] {
+            if let Atom::Run { bit, lo, hi, backtrack, .. } = &mut alt.atoms[i] {
                 let own = b.ranges(*bit);
                 *backtrack = *backtrack && lo != hi && accepts.is_some_and(|a| classes::intersect(&own, &a));
             }

@@ -49,8 +49,9 @@ struct Alt {
 
 #[derive(Debug, Clone)]
 enum Atom {
-    /// `lo..=hi` chars of the class `bit`, greedy; `backtrack`: may give chars back.
-    Run { bit: u32, lo: u32, hi: u32, backtrack: bool },
+    /// `lo..=hi` chars of the class `bit`, greedy; `backtrack`: may give chars back; `ascii`: the
+    /// class's ASCII chars as byte ranges, to scan eight bytes at a time.
+    Run { bit: u32, lo: u32, hi: u32, backtrack: bool, ascii: Option<Ascii> },
     /// The first of these literal sequences (each char a class bit) that lets the rest match;
     /// none (`optional`) if none does.
     Lits { branches: Vec<Vec<u32>>, optional: bool },
@@ -70,6 +71,48 @@ impl Atom {
             Atom::Run { bit, .. } => *bit,
             Atom::Lits { branches, .. } => branches.iter().fold(0, |m, b| m | b[0]),
         }
+    }
+}
+
+/// The ASCII chars of a class as at most four byte ranges, tested eight bytes at a time: a byte
+/// `x < 0x80` is at least `lo` when `(x | 0x80) - lo` keeps its high bit, at most `hi` when
+/// `(0x80 + hi) - x` does, and neither subtraction borrows from the next byte.
+#[derive(Debug, Clone, Copy)]
+struct Ascii {
+    ranges: [(u8, u8); 4],
+    len: usize,
+}
+
+const LOW: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+impl Ascii {
+    /// `None` when the class has more than four runs of ASCII chars, or none.
+    fn of(class: &classes::Ranges) -> Option<Ascii> {
+        let mut ranges = [(0u8, 0u8); 4];
+        let mut len = 0;
+        for &(s, e) in class.iter().take_while(|r| r.0 < 0x80) {
+            if len == 4 {
+                return None;
+            }
+            ranges[len] = (s as u8, e.min(0x7F) as u8);
+            len += 1;
+        }
+        (len > 0).then_some(Ascii { ranges, len })
+    }
+
+    /// The high bit of each of the eight bytes of `w` that is ASCII and in the class.
+    #[inline(always)]
+    fn inside(&self, w: u64) -> u64 {
+        let ascii = !w & HIGH;
+        let low7 = w & !HIGH;
+        let mut inside = 0;
+        for &(lo, hi) in &self.ranges[..self.len] {
+            let at_least = (low7 | HIGH).wrapping_sub(LOW * lo as u64);
+            let at_most = (LOW * (0x80 + hi as u64)).wrapping_sub(low7);
+            inside |= at_least & at_most;
+        }
+        inside & ascii
     }
 }
 
@@ -117,11 +160,26 @@ impl Search<'_> {
         }
     }
 
-    /// How many chars of class `bit` (at most `hi`) start at `pos`, and where they end.
+    /// How many chars of class `bit` (at most `hi`) start at `pos`, and where they end. ASCII
+    /// runs of a class with [`Ascii`] ranges go eight bytes a step, the run's end found by the
+    /// first byte outside (`trailing_zeros`), as the hand-written splitters' letter runs do.
     #[inline(always)]
-    fn run(&self, bit: u32, hi: u32, pos: usize) -> (u32, usize) {
+    fn run(&self, bit: u32, hi: u32, pos: usize, ascii: Option<Ascii>) -> (u32, usize) {
         let (b, table) = (self.b, &self.program.table);
         let (mut q, mut n) = (pos, 0u32);
+        if let Some(ascii) = ascii {
+            while q + 8 <= b.len() && hi - n >= 8 {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(&b[q..q + 8]);
+                let outside = !ascii.inside(u64::from_le_bytes(word)) & HIGH;
+                let k = outside.trailing_zeros() / 8; // 8 when every byte is inside
+                q += k as usize;
+                n += k;
+                if k < 8 {
+                    break;
+                }
+            }
+        }
         while n < hi && q < b.len() {
             let x = b[q];
             if x < 0x80 {
@@ -152,16 +210,16 @@ impl Search<'_> {
             };
             i += 1;
             match atom {
-                &Atom::Run { bit, lo, hi, backtrack: false } => {
-                    let (n, q) = self.run(bit, hi, pos);
+                &Atom::Run { bit, lo, hi, backtrack: false, ascii } => {
+                    let (n, q) = self.run(bit, hi, pos, ascii);
                     *self.steps += n as usize;
                     if n < lo {
                         return Ok(None);
                     }
                     pos = q;
                 }
-                &Atom::Run { bit, lo, hi, backtrack: true } => {
-                    let (mut n, mut q) = self.run(bit, hi, pos);
+                &Atom::Run { bit, lo, hi, backtrack: true, ascii } => {
+                    let (mut n, mut q) = self.run(bit, hi, pos, ascii);
                     *self.steps += n as usize;
                     if n < lo {
                         return Ok(None);

@@ -110,3 +110,18 @@ fn the_engine_matches_runs_around_an_optional_run_as_the_pattern_says() {
         }
     }
 }
+
+/// Where the compiled matcher spends its budget and the engine's backtracking VM then gives up
+/// (`.?.+a+(?=\s)`: three runs that overlap), the splitter reports the engine's error, a typed
+/// `Error::Regex`, as it did before the compiled matcher (the `patterns` fuzz target found the
+/// text; the target compares nothing there).
+#[test]
+fn where_the_engine_gives_up_the_splitter_says_so() {
+    let pattern = r".?.+a+(?=\s)|\p{N}";
+    let splitter = crate::pretokenize::RegexSplitter::new(pattern).unwrap();
+    assert!(splitter.is_compiled());
+    let text = format!("{}\u{200d}", "a".repeat(3000));
+    let got = splitter.for_each_match(&text, &mut |_, _| Ok(()));
+    assert!(matches!(got, Err(crate::error::Error::Regex(_))), "{got:?}");
+    assert!(matches!(splitter.for_each_match("aa a1", &mut |_, _| Ok(())), Ok(())));
+}
