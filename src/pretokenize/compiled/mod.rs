@@ -17,7 +17,7 @@
 //!   engine, so no input costs more than a constant times its length on top of the engine's cost.
 //!
 //! A program is checked against the regex engine on a probe text of many scripts when it is
-//! built, and not used if they differ. Programs are kept per pattern for the process.
+//! built, and not used if they differ. The last 64 patterns' programs are kept (about 150 kB of tables each).
 //! Performance: see `src/PERFORMANCE.md`, "Twenty-first round".
 
 mod build;
@@ -353,7 +353,7 @@ const PROBE: &str = concat!(
 /// The compiled program for `pattern`, if it compiles and splits [`PROBE`] as `regex` does.
 pub fn for_pattern(pattern: &str, regex: &fancy_regex::Regex) -> Option<Arc<Program>> {
     static PROGRAMS: OnceLock<Mutex<FxHashMap<String, Option<Arc<Program>>>>> = OnceLock::new();
-    const KEPT: usize = 256;
+    const KEPT: usize = 64; // about 150 kB of tables each
     let programs = PROGRAMS.get_or_init(Default::default);
     if let Some(p) = programs.lock().ok()?.get(pattern) {
         return p.clone();

@@ -125,3 +125,4 @@ fn where_the_engine_gives_up_the_splitter_says_so() {
     assert!(matches!(got, Err(crate::error::Error::Regex(_))), "{got:?}");
     assert!(matches!(splitter.for_each_match("aa a1", &mut |_, _| Ok(())), Ok(())));
 }
+
