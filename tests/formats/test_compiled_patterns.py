@@ -14,6 +14,7 @@ from bpekit.errors import PatternError
 from bpekit.formats import llamacpp
 from bpekit.patterns import GPT2, O200K, engine
 from formats.test_sentencepiece_support import corpus_lines
+from hardening.hostile import HOSTILE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -106,3 +107,18 @@ def test_engine_names_the_splitter() -> None:
     assert "repetition" in engine(r"(?:ab)+")
     with pytest.raises(PatternError):
         engine("(")
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE))
+def test_hostile_text_through_compiled_patterns(kind: str) -> None:
+    """Every hostile text of ``hardening/hostile.py`` (32 kB): the compiled families' stages split
+    as the regex engine does, and encodings built on compiled patterns give tiktoken's ids.
+    A text the matcher spends its budget on goes on with the engine (jais-2's whitespace)."""
+    text = HOSTILE[kind](32 << 10)
+    if not any("\ud800" <= c <= "\udfff" for c in text):  # (a Rust &str holds none; the encoders replace them)
+        for name in ("jais-2", "deepseek-coder", "minicpm5", "poro-chat", "youtu"):
+            stages = list(_stages(name))
+            assert _core.IsolatedSplit(stages).split(text) == _core.IsolatedSplit(stages, regex_only=True).split(text), name
+    for pattern in CUSTOM[:3]:
+        ours, theirs = _pair(pattern)
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), pattern
