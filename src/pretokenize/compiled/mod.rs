@@ -145,6 +145,49 @@ struct Search<'a> {
     b: &'a [u8],
     steps: &'a mut usize,
     limit: usize,
+    memo: &'a mut Memo,
+}
+
+/// What the backtracking runs of one text have learnt, for the attempts at later positions:
+/// per run atom (by address), a run of its class (`start..end`, unbounded count) and the
+/// position from which the atoms after it are known to fail at every char boundary up to `end`
+/// (`clear`; none when `clear > end`). The rest of an alternative matched from a position does
+/// not depend on where the attempt started, so an attempt that starts inside the same run
+/// skips what an earlier one tried. Without it, `\s*[\r\n]+` scanned the rest of a run of
+/// spaces again at each position where the alternatives after it took only part of it (jais-2's
+/// `\s{512}(?!\S)`: quadratic, 1.7 s for a megabyte of spaces).
+#[derive(Default)]
+pub struct Memo {
+    slots: [(usize, usize, usize, usize); 4],
+    next: usize,
+}
+
+impl Memo {
+    /// `(end, clear)` of the run of atom `key` that holds `pos`.
+    #[inline]
+    fn find(&self, key: usize, pos: usize) -> Option<(usize, usize)> {
+        self.slots.iter().find(|s| s.0 == key && s.1 <= pos && pos < s.2).map(|s| (s.2, s.3))
+    }
+
+    fn store(&mut self, key: usize, start: usize, end: usize, clear: usize) {
+        if let Some(s) = self.slots.iter_mut().find(|s| s.0 == key && s.2 == end) {
+            *s = (key, s.1.min(start), end, clear);
+            return;
+        }
+        self.slots[self.next] = (key, start, end, clear);
+        self.next = (self.next + 1) % self.slots.len();
+    }
+}
+
+/// The byte length of the UTF-8 char led by `x`.
+#[inline(always)]
+fn char_len(x: u8) -> usize {
+    match x {
+        0..=0x7F => 1,
+        0x80..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
 }
 
 impl Search<'_> {
@@ -219,24 +262,52 @@ impl Search<'_> {
                     pos = q;
                 }
                 &Atom::Run { bit, lo, hi, backtrack: true, ascii } => {
-                    let (mut n, mut q) = self.run(bit, hi, pos, ascii);
-                    *self.steps += n as usize;
-                    if n < lo {
+                    let b = self.b;
+                    let key = atom as *const Atom as usize;
+                    let known = if hi == u32::MAX { self.memo.find(key, pos) } else { None };
+                    let (end, clear) = match known {
+                        Some(known) => known,
+                        None => {
+                            let (n, end) = self.run(bit, hi, pos, ascii);
+                            *self.steps += n as usize;
+                            if n < lo {
+                                return Ok(None);
+                            }
+                            (end, usize::MAX)
+                        }
+                    };
+                    // the position after `lo` chars: the lowest the run may give back to
+                    let mut least = pos;
+                    for _ in 0..lo {
+                        if least >= end {
+                            return Ok(None);
+                        }
+                        least += char_len(b[least]);
+                    }
+                    if clear <= least {
                         return Ok(None);
                     }
-                    let b = self.b;
-                    loop {
-                        if let Some(end) = self.atoms(&atoms[i..], look, q)? {
-                            return Ok(Some(end));
+                    let mut q = if clear > end { end } else { clear };
+                    if clear <= end {
+                        q -= 1; // the char before `clear`: the first not known to fail
+                        while b[q] & 0xC0 == 0x80 {
+                            q -= 1;
                         }
-                        if n == lo {
+                    }
+                    loop {
+                        if let Some(found) = self.atoms(&atoms[i..], look, q)? {
+                            return Ok(Some(found));
+                        }
+                        if q == least {
+                            if hi == u32::MAX {
+                                self.memo.store(key, pos, end, least);
+                            }
                             return Ok(None);
                         }
                         q -= 1;
                         while b[q] & 0xC0 == 0x80 {
                             q -= 1;
                         }
-                        n -= 1;
                         *self.steps += 1;
                         if *self.steps > self.limit {
                             return Err(OverBudget);
@@ -281,8 +352,8 @@ impl Program {
 
     /// The leftmost-first match in `b` at or after `from`, as byte offsets; `steps` counts the
     /// work done, up to `limit`.
-    pub fn find(&self, b: &[u8], from: usize, steps: &mut usize, limit: usize) -> Result<Option<(usize, usize)>, OverBudget> {
-        let mut search = Search { program: self, b, steps, limit };
+    pub fn find(&self, b: &[u8], from: usize, steps: &mut usize, limit: usize, memo: &mut Memo) -> Result<Option<(usize, usize)>, OverBudget> {
+        let mut search = Search { program: self, b, steps, limit, memo };
         let mut p = from;
         while p < b.len() {
             let (m, n) = self.table.at(b, p);
@@ -314,9 +385,10 @@ impl Program {
     ) -> Result<Result<(), usize>, E> {
         let b = text.as_bytes();
         let (mut steps, limit) = (0, budget(b.len()));
+        let mut memo = Memo::default();
         let mut at = 0;
         loop {
-            match self.find(b, at, &mut steps, limit) {
+            match self.find(b, at, &mut steps, limit, &mut memo) {
                 Ok(Some((s, e))) => {
                     f(s, e)?;
                     at = e;

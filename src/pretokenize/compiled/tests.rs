@@ -126,3 +126,18 @@ fn where_the_engine_gives_up_the_splitter_says_so() {
     assert!(matches!(splitter.for_each_match("aa a1", &mut |_, _| Ok(())), Ok(())));
 }
 
+
+/// jais-2's pattern tries `\s*[\r\n]+` at every 512th space of a run of spaces (its
+/// `\s{512}(?!\S)` takes 512 at a time): each attempt scanned the rest of the run again, and a
+/// run of 100,000 spaces spent the budget. The memo of what the run's attempts learnt keeps it
+/// linear: no fallback, and the engine's pieces.
+#[test]
+fn a_run_tried_again_inside_itself_is_not_scanned_again() {
+    let pattern = REAL.iter().find(|(p, _)| p.contains(r"\s{512}(?!\S)")).expect("jais-2's pattern").0;
+    let (p, re) = (Program::compile(pattern).unwrap(), engine(pattern).unwrap());
+    for text in [" ".repeat(200_000), format!("{}x", " ".repeat(200_000)), format!("{}\n ", "\t ".repeat(100_000))] {
+        let (got, stopped) = compiled_matches(&p, &text);
+        assert_eq!(stopped, None, "the budget is not spent");
+        assert_eq!(got, regex_matches(&re, &text));
+    }
+}
