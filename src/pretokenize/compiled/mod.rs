@@ -156,20 +156,33 @@ struct Search<'a> {
 /// skips what an earlier one tried. Without it, `\s*[\r\n]+` scanned the rest of a run of
 /// spaces again at each position where the alternatives after it took only part of it (jais-2's
 /// `\s{512}(?!\S)`: quadratic, 1.7 s for a megabyte of spaces).
+/// Only runs of at least [`MEMO_FROM`] bytes are remembered: short ones cost little to try
+/// again, and the lookup on every word of an o200k-like pattern (whose case runs backtrack) cost
+/// ~15% when every failure was stored.
 #[derive(Default)]
 pub struct Memo {
     slots: [(usize, usize, usize, usize); 4],
     next: usize,
+    used: bool,
 }
+
+const MEMO_FROM: usize = 32;
 
 impl Memo {
     /// `(end, clear)` of the run of atom `key` that holds `pos`.
     #[inline]
     fn find(&self, key: usize, pos: usize) -> Option<(usize, usize)> {
+        if !self.used {
+            return None;
+        }
         self.slots.iter().find(|s| s.0 == key && s.1 <= pos && pos < s.2).map(|s| (s.2, s.3))
     }
 
     fn store(&mut self, key: usize, start: usize, end: usize, clear: usize) {
+        if end - start < MEMO_FROM {
+            return;
+        }
+        self.used = true;
         if let Some(s) = self.slots.iter_mut().find(|s| s.0 == key && s.2 == end) {
             *s = (key, s.1.min(start), end, clear);
             return;
