@@ -21,6 +21,7 @@ pub mod special;
 pub mod surrogates;
 pub mod hf_unicode;
 pub mod train;
+pub mod utf8;
 pub mod vocab;
 
 #[cfg(feature = "python")]

@@ -9,6 +9,7 @@
 use super::normalize::UserDefined;
 use rustc_hash::FxHashMap;
 use crate::merge::agenda::{Agenda, Candidate, Laned, Queue};
+use crate::utf8::len_of;
 
 /// sentencepiece stops undoing UNUSED merges below this depth.
 pub const MAX_RESEGMENT_DEPTH: usize = 100;
@@ -190,7 +191,7 @@ impl Bpe {
         let mut pos = 0;
         while pos < text.len() {
             let ud = self.user_defined.longest(text, pos);
-            let len = if ud > 0 { ud } else { utf8_len(text[pos]) };
+            let len = if ud > 0 { ud } else { len_of(text[pos]) };
             let i = syms.len() as u32;
             let id = match text[pos] {
                 b if b < 0x80 && ud == 0 => self.ascii[b as usize],
@@ -298,12 +299,3 @@ impl Bpe {
     }
 }
 
-#[inline(always)]
-fn utf8_len(lead: u8) -> usize {
-    match lead {
-        0x00..=0x7F => 1,
-        0xC0..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        _ => 4,
-    }
-}

@@ -6,6 +6,7 @@
 //! (`known/unicode.rs`): a direct table for ASCII and a two-level table for every code point
 //! (4,352 blocks of 256 code points, each distinct block stored once).
 
+use crate::utf8::decode_multi;
 use regex_syntax::hir::{Class, HirKind};
 use rustc_hash::FxHashMap;
 
@@ -175,7 +176,7 @@ impl Table {
         if x < 0x80 {
             return (self.ascii[x as usize], 1);
         }
-        let (cp, n) = decode(b, i);
+        let (cp, n) = decode_multi(b, i);
         let block = self.index[(cp >> 8) as usize] as usize;
         (self.blocks[block * BLOCK + (cp & 0xFF) as usize], n)
     }
@@ -183,20 +184,6 @@ impl Table {
     /// Bytes of the tables.
     pub fn bytes(&self) -> usize {
         4 * (self.ascii.len() + self.blocks.len()) + 2 * self.index.len()
-    }
-}
-
-/// The code point of the multi-byte char at `i` of valid UTF-8, and its length.
-#[inline(always)]
-fn decode(b: &[u8], i: usize) -> (u32, usize) {
-    let x = b[i] as u32;
-    let cont = |k: usize| (b[i + k] & 0x3F) as u32;
-    if x < 0xE0 {
-        (((x & 0x1F) << 6) | cont(1), 2)
-    } else if x < 0xF0 {
-        (((x & 0x0F) << 12) | (cont(1) << 6) | cont(2), 3)
-    } else {
-        (((x & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3), 4)
     }
 }
 

@@ -11,13 +11,16 @@
 //! leftmost-first semantics, so it gives the engine's matches by construction; two things keep
 //! it fast and linear:
 //! - a run only gives chars back when the atoms after it could start on a char of its class
-//!   (decided once, from the classes: `\s*[\r\n]+` and `\s+(?!\S)` do; `\s?\p{L}+` never does);
+//!   (decided once, from the classes: `\s*[\r\n]+` and `\s+(?!\S)` do; `\s?\p{L}+` never does),
+//!   and where the atoms after a long run failed is remembered for the text ([`Memo`]), so an
+//!   attempt that starts inside a run already tried does not try it again;
 //! - every call has a budget of steps proportional to its text; a call that spends it (a pattern
 //!   whose runs overlap in a way real patterns do not) goes on from where it was on the regex
 //!   engine, so no input costs more than a constant times its length on top of the engine's cost.
 //!
 //! A program is checked against the regex engine on a probe text of many scripts when it is
-//! built, and not used if they differ. The last 64 patterns' programs are kept (about 150 kB of tables each).
+//! built, and not used if they differ. The last 64 patterns' programs are kept (about 150 kB of
+//! tables each).
 //! Performance: see `src/PERFORMANCE.md`, "Twenty-first round".
 
 mod build;
@@ -25,6 +28,7 @@ pub mod classes;
 
 pub use build::Refusal;
 
+use crate::utf8::len_of;
 use classes::Table;
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -192,16 +196,6 @@ impl Memo {
     }
 }
 
-/// The byte length of the UTF-8 char led by `x`.
-#[inline(always)]
-fn char_len(x: u8) -> usize {
-    match x {
-        0..=0x7F => 1,
-        0x80..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        _ => 4,
-    }
-}
 
 impl Search<'_> {
     #[inline(always)]
@@ -295,7 +289,7 @@ impl Search<'_> {
                         if least >= end {
                             return Ok(None);
                         }
-                        least += char_len(b[least]);
+                        least += len_of(b[least]);
                     }
                     if clear <= least {
                         return Ok(None);

@@ -275,23 +275,9 @@ fn multi_at(t: &Tables, b: &[u8], i: usize) -> (u8, usize) {
     (t.flags(cp), n)
 }
 
-/// The code point and byte length of the multi-byte char at `i` (lead byte >= 0x80).
-///
-/// `b` is valid UTF-8 and `i` a char boundary: every splitter gets its bytes from a `&str` and
-/// steps from char boundary to char boundary, and [`Known::piece_end`] checks the one it is given.
-/// (Unchecked indexing here measured no faster, so the bounds checks stay.)
-#[inline(always)]
-fn decode_multi(b: &[u8], i: usize) -> (u32, usize) {
-    let x = b[i] as u32;
-    let cont = |k: usize| (b[i + k] & 0x3F) as u32;
-    if x < 0xE0 {
-        (((x & 0x1F) << 6) | cont(1), 2)
-    } else if x < 0xF0 {
-        (((x & 0x0F) << 12) | (cont(1) << 6) | cont(2), 3)
-    } else {
-        (((x & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3), 4)
-    }
-}
+/// (`b` is valid UTF-8 and `i` a char boundary: every splitter gets its bytes from a `&str`,
+/// and [`Known::piece_end`] checks the one it is given.)
+pub(super) use crate::utf8::decode_multi;
 
 /// The flags of the char at `i`, or 0 at the end of the text.
 #[inline(always)]
