@@ -2,7 +2,8 @@
 
 The strings are the public constants of each encoding, exactly as tiktoken, Hugging Face and
 llama.cpp write them; the Rust core recognises them and uses a hand-written splitter where it has
-one, and the regex engine (fancy-regex, tiktoken's) otherwise.
+one. Any other pattern gets the compiled matcher when its shape allows (most pre-tokenizer
+patterns), else the regex engine (fancy-regex, tiktoken's); :func:`engine` says which.
 """
 
 from __future__ import annotations
