@@ -155,6 +155,33 @@ def test_shared_pipeline_tokenizer_under_thread_stress() -> None:
     print(f"pipeline thread stress: {calls} calls in {SECONDS} s from {THREADS} threads")
 
 
+def test_shared_compiled_splitter_tokenizer_under_thread_stress() -> None:
+    """deepseek-llm's GGUF file (six ``Split`` stages, which the compiled matcher splits since
+    session 21) shared by 8 threads: single encodes and 2-thread batches of prose, a run of
+    spaces, newlines and random letters, each compared with a second tokenizer's single-threaded
+    run. The matcher's programs are shared between splitters; each call has its own memo."""
+    path = Path(DATA) / "gguf" / "ggml-vocab-deepseek-llm.gguf"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    from bpekit import _core
+    from bpekit.formats import llamacpp
+
+    assert set(_core.IsolatedSplit(list(llamacpp.PRE_TOKENIZERS["deepseek-llm"].regexes)).engines) == {"compiled"}
+    texts = _texts() + [" " * 5000 + "x", "\n\n \n" * 700, "Ünïcödé 中文 ".join(benign(3000).split(" ")[:200])]
+    single = bpekit.Tokenizer.from_file(path)
+    want = [single.encode(t) for t in texts]
+    tok = bpekit.Tokenizer.from_file(path)
+
+    def call(i: int) -> tuple[bool, str]:
+        j = i % len(texts)
+        if i % 5 == 4:
+            return tok.encode_batch(texts, num_threads=2) == want, "batch"
+        return tok.encode(texts[j]) == want[j], f"text {j}"
+
+    calls = _stress(call, 5)
+    print(f"compiled-splitter thread stress: {calls} calls in {SECONDS} s from {THREADS} threads")
+
+
 @pytest.mark.parametrize("metaspace", [False, True], ids=["legacy", "metaspace"])
 def test_shared_llama2_style_tokenizer_under_thread_stress(tmp_path_factory, metaspace: bool) -> None:
     """A Llama-2-style ``tokenizer.json`` (character BPE with byte fallback; the legacy normalizer
