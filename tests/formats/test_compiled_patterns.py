@@ -6,6 +6,8 @@ families) and tiktoken-style encodings with a pattern of one's own (against tikt
 from __future__ import annotations
 
 import functools
+import sysconfig
+from pathlib import Path
 
 import bpekit
 import pytest
@@ -31,9 +33,13 @@ def _stages(name: str) -> tuple[str, ...]:
 
 @functools.cache
 def _texts() -> list[str]:
-    """Every third line of every corpus file, and blocks of 8 lines."""
+    """Every third line of every corpus file, blocks of 8 lines, and every 40th module of the
+    Python standard library, whole."""
     lines = [line for file_lines in corpus_lines().values() for line in file_lines[::3]]
-    return lines + ["\n".join(lines[i : i + 8]) for i in range(0, len(lines), 37)]
+    root = Path(sysconfig.get_paths()["stdlib"])
+    stdlib = sorted(p for p in root.rglob("*.py") if "site-packages" not in p.parts and "test" not in p.parts)[::40]
+    code = [p.read_text(encoding="utf-8", errors="replace") for p in stdlib]
+    return lines + ["\n".join(lines[i : i + 8]) for i in range(0, len(lines), 37)] + code
 
 
 def test_families_get_the_compiled_matcher() -> None:
