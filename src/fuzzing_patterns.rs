@@ -9,7 +9,7 @@
 //! compiler takes must give the engine's matches; a spent budget must report where the search
 //! stopped, every match before it right (the engine goes on from there).
 
-use crate::pretokenize::compiled::Program;
+use crate::pretokenize::compiled::{self, Program};
 use crate::pretokenize::regex_split::compile as engine;
 use std::sync::OnceLock;
 
@@ -137,27 +137,7 @@ pub fn random_pattern(rng: &mut XorShift) -> String {
 /// The engine's non-empty matches.
 #[cfg(test)]
 pub fn engine_matches(re: &fancy_regex::Regex, text: &str) -> Vec<(usize, usize)> {
-    try_engine_matches(re, text).expect("no backtrack limit on this text")
-}
-
-/// The engine's non-empty matches, or `None` where its backtracking VM gives up (10 million
-/// steps: `.?.+a+(?=\s)` on a few hundred `a`s, a pattern whose runs overlap three ways).
-fn try_engine_matches(re: &fancy_regex::Regex, text: &str) -> Option<Vec<(usize, usize)>> {
-    re.find_iter(text).map(|m| m.ok().map(|m| (m.start(), m.end()))).filter(|m| m.map_or(true, |(s, e)| e > s)).collect()
-}
-
-/// The compiled matcher's matches, and where it stopped if it spent its budget.
-pub fn compiled_matches(p: &Program, text: &str) -> (Vec<(usize, usize)>, Option<usize>) {
-    let mut out = Vec::new();
-    let done = p.for_each_match(text, |s, e| {
-        out.push((s, e));
-        Ok::<(), ()>(())
-    });
-    match done {
-        Ok(Ok(())) => (out, None),
-        Ok(Err(at)) => (out, Some(at)),
-        Err(()) => unreachable!("the callback never fails"),
-    }
+    compiled::engine_matches(re, text).expect("no backtrack limit on this text")
 }
 
 /// Panics unless the compiled matcher, and the engine from where it stopped if it spent its
@@ -166,8 +146,8 @@ pub fn compiled_matches(p: &Program, text: &str) -> (Vec<(usize, usize)>, Option
 /// hundred bytes). Where the engine itself gives up (its backtracking limit), there is nothing
 /// to compare: `RegexSplitter` reports the engine's error then, as it did before.
 pub fn check(pattern: &str, p: &Program, re: &fancy_regex::Regex, text: &str) -> bool {
-    let (mut got, stopped) = compiled_matches(p, text);
-    let Some(want) = try_engine_matches(re, text) else { return stopped.is_some() };
+    let (mut got, stopped) = p.matches(text);
+    let Some(want) = compiled::engine_matches(re, text) else { return stopped.is_some() };
     if let Some(at) = stopped {
         assert!(got.last().map_or(true, |&(_, e)| e <= at), "pattern {pattern:?}: stopped at {at}, before its last match");
         let mut from = at;

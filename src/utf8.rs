@@ -29,3 +29,13 @@ pub fn len_of(lead: u8) -> usize {
         _ => 4,
     }
 }
+
+/// The start of the char that ends at byte `i` (`i > 0`, a char boundary).
+#[inline(always)]
+pub fn char_before(b: &[u8], mut i: usize) -> usize {
+    i -= 1;
+    while b[i] & 0xC0 == 0x80 {
+        i -= 1;
+    }
+    i
+}

@@ -50,13 +50,15 @@ pub(crate) fn compile(pattern: &str) -> Result<fancy_regex::Regex> {
 /// crate, without which a million spaces exceed the backtracking VM's stack. Found by the
 /// compiled matcher's differential tests (`compiled/tests.rs`).
 fn has_repeat_triplet(pattern: &str) -> bool {
-    fn walk(e: &fancy_regex::Expr) -> bool {
-        use fancy_regex::Expr;
+    use fancy_regex::Expr;
+    fn repeat(x: &Expr) -> Option<(&Expr, usize, usize)> {
+        match x {
+            Expr::Repeat { child, lo, hi, .. } => Some((child, *lo, *hi)),
+            _ => None,
+        }
+    }
+    fn walk(e: &Expr) -> bool {
         if let Expr::Concat(items) = e {
-            let repeat = |x: &Expr| match x {
-                Expr::Repeat { child, lo, hi, .. } => Some((child.clone(), *lo, *hi)),
-                _ => None,
-            };
             let triplet = items.windows(3).any(|w| match (repeat(&w[0]), repeat(&w[1]), repeat(&w[2])) {
                 (Some((a, ..)), Some((_, 0, hi)), Some((c, ..))) => hi != 0 && a == c,
                 _ => false,

@@ -180,11 +180,6 @@ impl Table {
         let block = self.index[(cp >> 8) as usize] as usize;
         (self.blocks[block * BLOCK + (cp & 0xFF) as usize], n)
     }
-
-    /// Bytes of the tables.
-    pub fn bytes(&self) -> usize {
-        4 * (self.ascii.len() + self.blocks.len()) + 2 * self.index.len()
-    }
 }
 
 #[cfg(test)]

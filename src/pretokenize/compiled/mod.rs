@@ -28,7 +28,7 @@ pub mod classes;
 
 pub use build::Refusal;
 
-use crate::utf8::len_of;
+use crate::utf8::{char_before, len_of};
 use classes::Table;
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -133,14 +133,14 @@ enum Look {
 
 /// A call spent its budget of steps (see the module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OverBudget;
+struct OverBudget;
 
 /// Steps a call may take: this many per byte of its text, plus [`BUDGET_BASE`].
 const BUDGET_PER_BYTE: usize = 64;
 const BUDGET_BASE: usize = 1 << 16;
 
 /// The budget of a call on `len` bytes.
-pub fn budget(len: usize) -> usize {
+fn budget(len: usize) -> usize {
     len.saturating_mul(BUDGET_PER_BYTE).saturating_add(BUDGET_BASE)
 }
 
@@ -164,7 +164,7 @@ struct Search<'a> {
 /// again, and the lookup on every word of an o200k-like pattern (whose case runs backtrack) cost
 /// ~15% when every failure was stored.
 #[derive(Default)]
-pub struct Memo {
+struct Memo {
     slots: [(usize, usize, usize, usize); 4],
     next: usize,
     used: bool,
@@ -294,13 +294,8 @@ impl Search<'_> {
                     if clear <= least {
                         return Ok(None);
                     }
-                    let mut q = if clear > end { end } else { clear };
-                    if clear <= end {
-                        q -= 1; // the char before `clear`: the first not known to fail
-                        while b[q] & 0xC0 == 0x80 {
-                            q -= 1;
-                        }
-                    }
+                    // from the run's end, or from the char before `clear`: the first not known to fail
+                    let mut q = if clear > end { end } else { char_before(b, clear) };
                     loop {
                         if let Some(found) = self.atoms(&atoms[i..], look, q)? {
                             return Ok(Some(found));
@@ -311,10 +306,7 @@ impl Search<'_> {
                             }
                             return Ok(None);
                         }
-                        q -= 1;
-                        while b[q] & 0xC0 == 0x80 {
-                            q -= 1;
-                        }
+                        q = char_before(b, q);
                         *self.steps += 1;
                         if *self.steps > self.limit {
                             return Err(OverBudget);
@@ -359,7 +351,7 @@ impl Program {
 
     /// The leftmost-first match in `b` at or after `from`, as byte offsets; `steps` counts the
     /// work done, up to `limit`.
-    pub fn find(&self, b: &[u8], from: usize, steps: &mut usize, limit: usize, memo: &mut Memo) -> Result<Option<(usize, usize)>, OverBudget> {
+    fn find(&self, b: &[u8], from: usize, steps: &mut usize, limit: usize, memo: &mut Memo) -> Result<Option<(usize, usize)>, OverBudget> {
         let mut search = Search { program: self, b, steps, limit, memo };
         let mut p = from;
         while p < b.len() {
@@ -382,9 +374,9 @@ impl Program {
         Ok(None)
     }
 
-    /// Calls `f` with every match of `text` from `from` on, as the regex engine's `find_iter`
-    /// would (no pattern compiled here matches the empty string). On [`OverBudget`], returns the
-    /// offset the search had reached: every match before it was given to `f`.
+    /// Calls `f` with every match of `text`, as the regex engine's `find_iter` would (no pattern
+    /// compiled here matches the empty string). If the call spends its budget, returns
+    /// `Err(offset)`, the offset the search had reached: every match before it was given to `f`.
     pub fn for_each_match<E>(
         &self,
         text: &str,
@@ -406,10 +398,24 @@ impl Program {
         }
     }
 
-    /// Bytes of the class tables.
-    pub fn table_bytes(&self) -> usize {
-        self.table.bytes()
+    /// Every match of `text`, and where the search stopped if it spent its budget.
+    pub fn matches(&self, text: &str) -> (Vec<(usize, usize)>, Option<usize>) {
+        let mut out = Vec::new();
+        let done = self.for_each_match(text, |s, e| {
+            out.push((s, e));
+            Ok::<(), std::convert::Infallible>(())
+        });
+        match done {
+            Ok(Ok(())) => (out, None),
+            Ok(Err(at)) => (out, Some(at)),
+        }
     }
+}
+
+/// The regex engine's non-empty matches of `text`, or `None` where it gives up (its
+/// backtracking limit).
+pub fn engine_matches(regex: &fancy_regex::Regex, text: &str) -> Option<Vec<(usize, usize)>> {
+    regex.find_iter(text).map(|m| m.ok().map(|m| (m.start(), m.end()))).filter(|m| m.map_or(true, |(s, e)| e > s)).collect()
 }
 
 /// Text the compiled program must split as the regex engine does before it is used: letters,
@@ -451,15 +457,8 @@ pub fn for_pattern(pattern: &str, regex: &fancy_regex::Regex) -> Option<Arc<Prog
 fn agrees(program: &Program, regex: &fancy_regex::Regex, text: &str) -> bool {
     let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
     starts.into_iter().all(|s| {
-        let t = &text[s..];
-        let mut ours = Vec::new();
-        let done = program.for_each_match(t, |a, z| {
-            ours.push((a, z));
-            Ok::<(), ()>(())
-        });
-        let theirs: Result<Vec<(usize, usize)>, _> =
-            regex.find_iter(t).map(|m| m.map(|m| (m.start(), m.end()))).filter(|m| !matches!(m, Ok((a, z)) if a == z)).collect();
-        done == Ok(Ok(())) && theirs.is_ok_and(|t| t == ours)
+        let (ours, stopped) = program.matches(&text[s..]);
+        stopped.is_none() && engine_matches(regex, &text[s..]) == Some(ours)
     })
 }
 

@@ -3,7 +3,7 @@
 //! from the characters the patterns care about. `BPEKIT_FUZZ_STRINGS` scales the random parts.
 
 use super::*;
-use crate::fuzzing::patterns_target::{check, compiled_matches, engine_matches as regex_matches, random_pattern, random_text, XorShift, REAL};
+use crate::fuzzing::patterns_target::{check, engine_matches as regex_matches, random_pattern, random_text, XorShift, REAL};
 use crate::pretokenize::regex_split::compile as engine;
 
 fn strings() -> usize {
@@ -104,7 +104,7 @@ fn the_engine_matches_runs_around_an_optional_run_as_the_pattern_says() {
         let re = engine(pattern).unwrap();
         let show = |v: Vec<(usize, usize)>| v.into_iter().map(|(s, e)| &text[s..e]).collect::<Vec<_>>();
         assert_eq!(show(regex_matches(&re, text)), want, "{pattern:?} on {text:?}");
-        assert_eq!(show(compiled_matches(&Program::compile(pattern).unwrap(), text).0), want, "{pattern:?} on {text:?}");
+        assert_eq!(show(Program::compile(pattern).unwrap().matches(text).0), want, "{pattern:?} on {text:?}");
         if let Ok(plain) = regex::Regex::new(pattern) {
             assert_eq!(show(plain.find_iter(text).map(|m| (m.start(), m.end())).collect()), want, "regex: {pattern:?}");
         }
@@ -136,7 +136,7 @@ fn a_run_tried_again_inside_itself_is_not_scanned_again() {
     let pattern = REAL.iter().find(|(p, _)| p.contains(r"\s{512}(?!\S)")).expect("jais-2's pattern").0;
     let (p, re) = (Program::compile(pattern).unwrap(), engine(pattern).unwrap());
     for text in [" ".repeat(200_000), format!("{}x", " ".repeat(200_000)), format!("{}\n ", "\t ".repeat(100_000))] {
-        let (got, stopped) = compiled_matches(&p, &text);
+        let (got, stopped) = p.matches(&text);
         assert_eq!(stopped, None, "the budget is not spent");
         assert_eq!(got, regex_matches(&re, &text));
     }
