@@ -52,7 +52,10 @@ pub const REAL: &[(&str, bool)] = &[
     (r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+", false),
     (r"\d{1,3}(?=(?:\d{3})*\b)", false),
     (r"(?=(\d{3})+(?!\d))", false),
-    (r"[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|\p{N}|\s+", false),
+    (r"[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|\p{N}|\s+", true),
+    // granite-embed-multi-97m: one-char lookaheads inside repeated groups
+    (r"[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))*((?=[\p{L}\p{M}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))+((?=[\p{L}\p{M}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+", true),
+    (r"((?!\p{N})\S)+|(?=a)b", false),
     (r"(a)\1", false),
     (r"a*?b", false),
     (r"\s*", false),
@@ -103,6 +106,7 @@ pub fn random_text(rng: &mut XorShift, max_pieces: usize) -> String {
 const CLASSES: &[&str] = &[
     " ", r"\s", r"\S", r"\p{L}", r"\p{N}", r"[\r\n]", r"[^\s\p{L}\p{N}]", r"[^\r\n\p{L}\p{N}]", r"\p{Lu}", r"\p{Ll}",
     "[A-Za-z]", "'", "a", r"\d", r"[\p{L}\p{M}]", r"\p{M}", ".", r"[\p{P}\p{S}]", "[^a-z]",
+    r"((?=[\p{L}\p{M}])([^a-z]))", r"((?!\p{N})\S)",
 ];
 const COUNTS: &[&str] = &["", "", "?", "*", "+", "{1,3}", "{2}", "{0,2}", "{1,3}+", "++", "?+", "*+"];
 const LITERALS: &[&str] = &["(?:'s|'t|'re)", "(?i:'s|'ll|'d)", "'(?i:[sdmt]|ll|ve|re)", "(?:ab|a)", "(a|S|\\d)", "(ab)", "(?:a|ab)"];

@@ -50,6 +50,20 @@ fn one_char(e: &Expr) -> Option<Ranges> {
         }
         Expr::Any { newline, crlf } => Some(classes::any(*newline, *crlf)),
         Expr::Group(inner) => one_char(inner),
+        // `(?=[A])[B]` (llama.cpp's adapted GPT-4o patterns): a one-char lookahead, then one char
+        // that must be in both classes; `(?![A])[B]`: in B and not in A
+        Expr::Concat(items) => match items.as_slice() {
+            [single] => one_char(single),
+            [Expr::LookAround(look, kind), rest] => {
+                let (look, own) = (one_char(look)?, one_char(rest)?);
+                match kind {
+                    LookAround::LookAhead => Some(classes::intersection(&look, &own)),
+                    LookAround::LookAheadNeg => Some(classes::intersection(&classes::complement(&look), &own)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        },
         // `(A|B|C)`: every branch one char, so the first that matches takes the same char
         Expr::Alt(branches) => {
             let sets = branches.iter().map(one_char).collect::<Option<Vec<Ranges>>>()?;

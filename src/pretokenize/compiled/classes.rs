@@ -86,6 +86,11 @@ pub fn complement(a: &Ranges) -> Ranges {
     out
 }
 
+/// The chars in both classes.
+pub fn intersection(a: &Ranges, b: &Ranges) -> Ranges {
+    complement(&union(&[&complement(a), &complement(b)]))
+}
+
 /// The union of classes.
 pub fn union(sets: &[&Ranges]) -> Ranges {
     let mut all: Ranges = sets.iter().flat_map(|s| s.iter().copied()).collect();
@@ -213,6 +218,8 @@ mod tests {
         assert!(!intersect(&a, &vec![(21, 29), (41, 50)]));
         assert_eq!(complement(&a), vec![(0, 9), (21, 29), (41, 0x10_FFFF)]);
         assert_eq!(union(&[&a, &vec![(21, 30), (50, 60)]]), vec![(10, 40), (50, 60)]);
+        assert_eq!(intersection(&a, &vec![(0, 12), (15, 35), (40, 0x10_FFFF)]), vec![(10, 12), (15, 20), (30, 35), (40, 40)]);
+        assert_eq!(intersection(&a, &vec![(21, 29)]), vec![]);
         assert_eq!(of_char('k', true).unwrap(), vec![(75, 75), (107, 107), (0x212A, 0x212A)]);
         assert_eq!(of_expression(r"\.", false).unwrap(), vec![(46, 46)]);
         assert!(of_expression("ab", false).is_none());
