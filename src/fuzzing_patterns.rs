@@ -145,12 +145,15 @@ pub fn engine_matches(re: &fancy_regex::Regex, text: &str) -> Vec<(usize, usize)
 }
 
 /// Panics unless the compiled matcher, and the engine from where it stopped if it spent its
-/// budget (as `RegexSplitter` goes on), give the engine's matches. Returns whether it spent it
+/// budget (as `RegexSplitter` goes on), give the engine's matches, and unless a text where
+/// [`Program::can_match_in`] says no match starts has none. Returns whether it spent it
 /// (a pattern whose runs overlap, `.+[\p{P}\p{S}]?[^\s\p{L}\p{N}]+$`, does on a line of a few
 /// hundred bytes). Where the engine itself gives up (its backtracking limit), there is nothing
 /// to compare: `RegexSplitter` reports the engine's error then, as it did before.
 pub fn check(pattern: &str, p: &Program, re: &fancy_regex::Regex, text: &str) -> bool {
     let (mut got, stopped) = p.matches(text);
+    // the splitter's shortcut: a text where no match can start is one gap
+    assert!(p.can_match_in(text.as_bytes()) || got.is_empty() && stopped.is_none(), "pattern {pattern:?}: a match where none can start");
     let Some(want) = compiled::engine_matches(re, text) else { return stopped.is_some() };
     if let Some(at) = stopped {
         assert!(got.last().map_or(true, |&(_, e)| e <= at), "pattern {pattern:?}: stopped at {at}, before its last match");

@@ -140,6 +140,12 @@ impl RegexSplitter {
                 Ok(())
             });
         }
+        if self.compiled.as_ref().is_some_and(|p| !p.can_match_in(&text.as_bytes()[start..end])) {
+            if end > start {
+                out.push((start, end));
+            }
+            return Ok(());
+        }
         let mut prev = start;
         self.matches(&text[start..end], true, &mut |s, e| {
             let (s, e) = (start + s, start + e);

@@ -40,6 +40,8 @@ pub struct Program {
     alts: Vec<Alt>,
     /// The class bits a match can start with.
     first: u32,
+    /// The ASCII bytes a match can start with, bit `x` for byte `x`.
+    ascii_first: u128,
 }
 
 /// One alternative of the pattern.
@@ -372,6 +374,31 @@ impl Program {
             }
         }
         Ok(None)
+    }
+
+    /// Whether a match can start anywhere in `b` (valid UTF-8): false when no char of it is one
+    /// a match starts with, so the whole text is one gap. Cheaper than a search (no state, one
+    /// bit test per ASCII byte): later stages of a `Sequence` of splits see mostly words that
+    /// they leave whole.
+    #[inline]
+    pub fn can_match_in(&self, b: &[u8]) -> bool {
+        let mut i = 0;
+        while i < b.len() {
+            let x = b[i];
+            if x < 0x80 {
+                if self.ascii_first >> x & 1 == 1 {
+                    return true;
+                }
+                i += 1;
+            } else {
+                let (m, n) = self.table.at(b, i);
+                if m & self.first != 0 {
+                    return true;
+                }
+                i += n;
+            }
+        }
+        false
     }
 
     /// Calls `f` with every match of `text`, as the regex engine's `find_iter` would (no pattern
