@@ -27,7 +27,7 @@ use crate::core::CoreBpe;
 use crate::merge::backtrack::Backtrack;
 use crate::merge::{byte_pair_encode_with, heap, small, Ranks};
 use crate::pretokenize::known::{
-    CL100K, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DIGITS, DIGITS_CONTIGUOUS, GPT2_ORIGINAL, GPT2_TIKTOKEN, KNOWN_PATTERNS, O200K,
+    CL100K, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES, DIGITS, DIGITS_CONTIGUOUS, GPT2_ORIGINAL, GPT2_TIKTOKEN, KNOWN_PATTERNS, O200K,
 };
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use crate::special::{Found, Specials};
@@ -178,7 +178,13 @@ pub fn pretokenize(data: &[u8]) {
     // `Digits` stage is hand-written either way: its own test checks it against `char::is_numeric`)
     static STAGES: OnceLock<Vec<(Pretokenizer, Vec<RegexSplitter>)>> = OnceLock::new();
     let stages = STAGES.get_or_init(|| {
-        let lists: [&[&str]; 3] = [&DEEPSEEK3_STAGES, &[DIGITS, GPT2_ORIGINAL], &[DIGITS_CONTIGUOUS, GPT2_ORIGINAL]];
+        let lists: [&[&str]; 5] = [
+            &DEEPSEEK3_STAGES,
+            &[DIGITS, GPT2_ORIGINAL],
+            &[DIGITS_CONTIGUOUS, GPT2_ORIGINAL],
+            &DEEPSEEK_LLM_STAGES,
+            &DEEPSEEK_CODER_STAGES,
+        ];
         lists
             .iter()
             .map(|list| {

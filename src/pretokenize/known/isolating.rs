@@ -4,6 +4,7 @@
 //! `src/PERFORMANCE.md`, "Twentieth round".
 
 use super::unicode::{self, Tables, N};
+use super::deepseek_stages::Stages;
 use super::{char_at, decode_multi, deepseek3, digit_run, Known};
 
 /// DeepSeek-V3's last split stage as its `tokenizer.json` writes it (`\r` and `\n` as the
@@ -38,6 +39,9 @@ pub enum Isolating {
     /// A [`Known`] family's pattern as an `Isolated` stage: it matches everywhere, so its pieces
     /// are the matches.
     Known(Known),
+    /// DeepSeek LLM's six stages or DeepSeek Coder's five in one pass
+    /// ([`super::deepseek_stages`]).
+    DeepSeekStages(Stages),
     /// Hugging Face's `Digits` pre-tokenizer ([`DIGITS`], or [`DIGITS_CONTIGUOUS`] with `true`):
     /// each numeric char (`char::is_numeric`, which `tokenizers` uses: not always the regex
     /// tables' `\p{N}`, whose Unicode version may lag) a piece, or each run of them, and the text
@@ -103,6 +107,9 @@ impl Isolating {
     /// (each pattern as [`Isolating::detect`] takes it).
     pub fn detect_stages(patterns: &[String]) -> Option<Isolating> {
         let bare = |p: &str| p.strip_prefix("(?m)").unwrap_or(p).to_string();
+        if let Some(stages) = Stages::detect(patterns) {
+            return Some(Isolating::DeepSeekStages(stages));
+        }
         match patterns {
             // one stage: its own splitter (a known family's pattern takes the family's)
             [a] => Isolating::detect(a),
@@ -136,6 +143,7 @@ impl Isolating {
                     k.for_each_piece(&text[s..e], |a, z| f(s + a, s + z))
                 }
             }),
+            Isolating::DeepSeekStages(stages) => stages.for_each_piece(text, f),
             Isolating::DeepSeek3 => matches_and_gaps(t, b, 0, &mut f),
             Isolating::DeepSeek3Stages => {
                 let mut i = 0;

@@ -65,6 +65,7 @@
 
 mod cl100k;
 mod deepseek3;
+mod deepseek_stages;
 mod gpt2;
 mod isolating;
 mod o200k;
@@ -74,6 +75,7 @@ pub mod unicode;
 #[cfg(test)]
 mod tests;
 
+pub use deepseek_stages::{Stages as DeepSeekStages, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES};
 pub use isolating::{Isolating, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DIGITS, DIGITS_CONTIGUOUS};
 use unicode::{Tables, L, MULTI, N, S};
 

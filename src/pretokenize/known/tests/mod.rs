@@ -55,7 +55,13 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
             let stages = vec![RegexSplitter::new(d).expect("the marker compiles"), regex_only(GPT2_ORIGINAL)];
             (GPT2_ORIGINAL, Hand::Isolating(Isolating::NumbersThen(Known::Gpt2, contiguous)), stages)
         });
-    known.chain(isolating).chain([stages]).chain(digits).collect()
+    // DeepSeek LLM's and Coder's lists (`(?m)`, as `bpekit.pipeline.fast` writes each stage)
+    let lists = [(DEEPSEEK_LLM_STAGES.as_slice(), DeepSeekStages::Llm), (DEEPSEEK_CODER_STAGES.as_slice(), DeepSeekStages::Coder)];
+    let lists = lists.into_iter().map(|(list, which)| {
+        let regex = list.iter().map(|p| regex_only(&format!("(?m){p}"))).collect();
+        (list[1], Hand::Isolating(Isolating::DeepSeekStages(which)), regex)
+    });
+    known.chain(isolating).chain([stages]).chain(digits).chain(lists).collect()
 }
 
 /// Reusable piece buffers for [`compare`].
@@ -155,6 +161,22 @@ fn detects_exactly_the_known_strings() {
     assert_eq!(Isolating::detect_stages(&stages(&escaped)), Some(Isolating::DeepSeek3Stages));
     assert_eq!(Isolating::detect_stages(&stages(&DEEPSEEK3_STAGES[1..])), None);
     assert_eq!(Isolating::detect_stages(&stages(&[r"\p{N}", DEEPSEEK3_STAGES[1], DEEPSEEK3])), None);
+    // DeepSeek LLM's and Coder's lists, with or without `(?m)`, either spelling of the first stage
+    let llm = Some(Isolating::DeepSeekStages(DeepSeekStages::Llm));
+    let coder = Some(Isolating::DeepSeekStages(DeepSeekStages::Coder));
+    let plain = |v: &[&str]| v.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+    assert_eq!(Isolating::detect_stages(&stages(&DEEPSEEK_LLM_STAGES)), llm);
+    assert_eq!(Isolating::detect_stages(&plain(&DEEPSEEK_LLM_STAGES)), llm);
+    assert_eq!(Isolating::detect_stages(&stages(&DEEPSEEK_CODER_STAGES)), coder);
+    let mut escaped = DEEPSEEK_CODER_STAGES;
+    escaped[0] = r"[\r\n]";
+    assert_eq!(Isolating::detect_stages(&plain(&escaped)), coder);
+    escaped[2] = r"\s?\p{S}+";
+    assert_eq!(Isolating::detect_stages(&plain(&escaped)), None);
+    assert_eq!(Isolating::detect_stages(&plain(&DEEPSEEK_LLM_STAGES[..5])), None);
+    let mut swapped = DEEPSEEK_LLM_STAGES;
+    swapped.swap(4, 5);
+    assert_eq!(Isolating::detect_stages(&plain(&swapped)), None);
     // a known family's pattern as a stage; `(?m)` is dropped only where it changes nothing
     assert_eq!(Isolating::detect(&format!("(?m){LLAMA3}")), Some(Isolating::Known(Known::Llama3)));
     assert_eq!(Isolating::detect(GPT2_TIKTOKEN), Some(Isolating::Known(Known::Gpt2)));
