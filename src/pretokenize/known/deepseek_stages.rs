@@ -101,7 +101,13 @@ impl Stages {
             }
             let e = memchr::memchr2(b'\r', b'\n', &b[i..]).map_or(b.len(), |k| i + k);
             match self {
-                Stages::Llm => optional_ws_runs(t, b, i, e, LLM_LETTER, |s, e, _| {
+                Stages::Llm => optional_ws_runs(t, b, i, e, LLM_LETTER, |s, e, matched| {
+                    // An ASCII match, `\s?[A-Za-z]+`, is one run of stage 3's class (which holds
+                    // the ASCII letters), ends on a letter and holds no wide char or number: no
+                    // later stage cuts it.
+                    if matched && b[s..e].is_ascii() {
+                        return f(s, e);
+                    }
                     optional_ws_runs(t, b, s, e, LLM_PUNCT, |s, e, _| {
                         trailing_ws(t, b, s, e, |s, e| wide_runs(b, s, e, |s, e| numbers(t, b, s, e, true, &mut f)))
                     })
