@@ -27,7 +27,7 @@ COMPILED = ["chameleon", "deepseek-coder", "deepseek-llm", "default", "falcon", 
 REGEX = {"exaone-moe": 0, "tiny_aya": 0, "superbpe": 1}
 # lists one hand-written splitter stands for as a whole (session 22): their stages are compiled
 # when each stands alone
-HAND_LISTS = {"deepseek-llm", "deepseek-coder"}
+HAND_LISTS = {"deepseek-llm", "deepseek-coder", "default", "falcon"}
 
 
 def _stages(name: str) -> tuple[str, ...]:
@@ -131,7 +131,7 @@ def test_hostile_text_through_compiled_patterns(kind: str) -> None:
     A text the matcher spends its budget on goes on with the engine (jais-2's whitespace)."""
     text = HOSTILE[kind](32 << 10)
     if not any("\ud800" <= c <= "\udfff" for c in text):  # (a Rust &str holds none; the encoders replace them)
-        for name in ("jais-2", "deepseek-coder", "minicpm5", "poro-chat", "youtu"):
+        for name in ("jais-2", "deepseek-coder", "deepseek-llm", "default", "minicpm5", "poro-chat", "youtu"):
             stages = list(_stages(name))
             assert _core.IsolatedSplit(stages).split(text) == _core.IsolatedSplit(stages, regex_only=True).split(text), name
     for pattern in CUSTOM[:3]:

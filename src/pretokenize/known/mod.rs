@@ -69,6 +69,7 @@ mod deepseek_stages;
 mod gpt2;
 mod isolating;
 mod o200k;
+mod punct_stages;
 mod swar;
 pub mod unicode;
 
@@ -76,6 +77,7 @@ pub mod unicode;
 mod tests;
 
 pub use deepseek_stages::{Stages as DeepSeekStages, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES};
+pub use punct_stages::{Stages as PunctStages, DEFAULT_STAGES, FALCON_STAGES};
 pub use isolating::{Isolating, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DIGITS, DIGITS_CONTIGUOUS};
 use unicode::{Tables, L, MULTI, N, S};
 

@@ -56,10 +56,16 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
             (GPT2_ORIGINAL, Hand::Isolating(Isolating::NumbersThen(Known::Gpt2, contiguous)), stages)
         });
     // DeepSeek LLM's and Coder's lists (`(?m)`, as `bpekit.pipeline.fast` writes each stage)
-    let lists = [(DEEPSEEK_LLM_STAGES.as_slice(), DeepSeekStages::Llm), (DEEPSEEK_CODER_STAGES.as_slice(), DeepSeekStages::Coder)];
+    // and llama.cpp's `default` and `falcon` lists
+    let lists = [
+        (DEEPSEEK_LLM_STAGES.as_slice(), Isolating::DeepSeekStages(DeepSeekStages::Llm)),
+        (DEEPSEEK_CODER_STAGES.as_slice(), Isolating::DeepSeekStages(DeepSeekStages::Coder)),
+        (DEFAULT_STAGES.as_slice(), Isolating::PunctStages(PunctStages::Default)),
+        (FALCON_STAGES.as_slice(), Isolating::PunctStages(PunctStages::Falcon)),
+    ];
     let lists = lists.into_iter().map(|(list, which)| {
         let regex = list.iter().map(|p| regex_only(&format!("(?m){p}"))).collect();
-        (list[1], Hand::Isolating(Isolating::DeepSeekStages(which)), regex)
+        (list[1], Hand::Isolating(which), regex)
     });
     known.chain(isolating).chain([stages]).chain(digits).chain(lists).collect()
 }
@@ -177,6 +183,10 @@ fn detects_exactly_the_known_strings() {
     let mut swapped = DEEPSEEK_LLM_STAGES;
     swapped.swap(4, 5);
     assert_eq!(Isolating::detect_stages(&plain(&swapped)), None);
+    assert_eq!(Isolating::detect_stages(&stages(&DEFAULT_STAGES)), Some(Isolating::PunctStages(PunctStages::Default)));
+    assert_eq!(Isolating::detect_stages(&plain(&FALCON_STAGES)), Some(Isolating::PunctStages(PunctStages::Falcon)));
+    assert_eq!(Isolating::detect_stages(&plain(&DEFAULT_STAGES[..3])), None);
+    assert_eq!(Isolating::detect_stages(&plain(&[FALCON_STAGES[0], FALCON_STAGES[1], DEFAULT_STAGES[2], FALCON_STAGES[2]])), None);
     // a known family's pattern as a stage; `(?m)` is dropped only where it changes nothing
     assert_eq!(Isolating::detect(&format!("(?m){LLAMA3}")), Some(Isolating::Known(Known::Llama3)));
     assert_eq!(Isolating::detect(GPT2_TIKTOKEN), Some(Isolating::Known(Known::Gpt2)));
