@@ -27,7 +27,7 @@ use crate::core::CoreBpe;
 use crate::merge::backtrack::Backtrack;
 use crate::merge::{byte_pair_encode_with, heap, small, Ranks};
 use crate::pretokenize::known::{
-    CL100K, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES, DEFAULT_STAGES, DIGITS, DIGITS_CONTIGUOUS, FALCON_STAGES, GPT2_ORIGINAL, GPT2_TIKTOKEN, KNOWN_PATTERNS, O200K,
+    CL100K, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES, DEFAULT_STAGES, DIGITS, DIGITS_CONTIGUOUS, FALCON_STAGES, GPT2_ORIGINAL, GPT2_TIKTOKEN, KNOWN_PATTERNS, O200K, VIKING_STAGES,
 };
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use crate::special::{Found, Specials};
@@ -178,7 +178,7 @@ pub fn pretokenize(data: &[u8]) {
     // `Digits` stage is hand-written either way: its own test checks it against `char::is_numeric`)
     static STAGES: OnceLock<Vec<(Pretokenizer, Vec<RegexSplitter>)>> = OnceLock::new();
     let stages = STAGES.get_or_init(|| {
-        let lists: [&[&str]; 7] = [
+        let lists: [&[&str]; 8] = [
             &DEEPSEEK3_STAGES,
             &[DIGITS, GPT2_ORIGINAL],
             &[DIGITS_CONTIGUOUS, GPT2_ORIGINAL],
@@ -186,6 +186,7 @@ pub fn pretokenize(data: &[u8]) {
             &DEEPSEEK_CODER_STAGES,
             &DEFAULT_STAGES,
             &FALCON_STAGES,
+            &VIKING_STAGES,
         ];
         lists
             .iter()

@@ -20,6 +20,7 @@
 //! 6. `\p{N}+` (LLM) or `\p{N}` (Coder, each char). No letter is a number, so Coder's stage-2
 //!    matches skip it.
 
+use super::number_stage;
 use crate::pretokenize::compiled::classes::{of_expression, Table};
 use crate::utf8::{char_before, decode_multi};
 use std::sync::OnceLock;
@@ -47,7 +48,6 @@ const LLM_LETTER: u32 = 2;
 const LLM_PUNCT: u32 = 4;
 const LETTER: u32 = 8;
 const PUNCT: u32 = 16;
-const NUMBER: u32 = 32;
 
 /// The classes of both lists, one bit each, from the stage patterns themselves.
 fn table() -> &'static Table {
@@ -55,7 +55,7 @@ fn table() -> &'static Table {
     TABLE.get_or_init(|| {
         // `\s?[...]+` -> `[...]`
         let inner = |stage: &str| stage[3..stage.len() - 1].to_string();
-        let sources = [r"\s".to_string(), inner(DEEPSEEK_LLM_STAGES[1]), inner(DEEPSEEK_LLM_STAGES[2]), r"\p{L}".into(), r"\p{P}".into(), r"\p{N}".into()];
+        let sources = [r"\s".to_string(), inner(DEEPSEEK_LLM_STAGES[1]), inner(DEEPSEEK_LLM_STAGES[2]), r"\p{L}".into(), r"\p{P}".into()];
         let classes: Vec<_> = sources.iter().map(|s| of_expression(s, false).expect("the stages' classes parse")).collect();
         Table::new(&classes)
     })
@@ -109,14 +109,14 @@ impl Stages {
                         return f(s, e);
                     }
                     optional_ws_runs(t, b, s, e, LLM_PUNCT, |s, e, _| {
-                        trailing_ws(t, b, s, e, |s, e| wide_runs(b, s, e, |s, e| numbers(t, b, s, e, true, &mut f)))
+                        trailing_ws(t, b, s, e, |s, e| wide_runs(b, s, e, |s, e| number_stage(b, s, e, true, &mut f)))
                     })
                 })?,
                 Stages::Coder => optional_ws_runs(t, b, i, e, LETTER, |s, e, matched| {
                     if matched {
                         wide_runs(b, s, e, &mut f)
                     } else {
-                        optional_ws_runs(t, b, s, e, PUNCT, |s, e, _| wide_runs(b, s, e, |s, e| numbers(t, b, s, e, false, &mut f)))
+                        optional_ws_runs(t, b, s, e, PUNCT, |s, e, _| wide_runs(b, s, e, |s, e| number_stage(b, s, e, false, &mut f)))
                     }
                 })?,
             }
@@ -219,30 +219,6 @@ fn wide_runs<E>(b: &[u8], s: usize, e: usize, mut f: impl FnMut(usize, usize) ->
                 break;
             }
             q += n;
-        }
-        f(p, q)?;
-        p = q;
-    }
-    Ok(())
-}
-
-/// `\p{N}+` (`runs`) or `\p{N}` as a stage on `b[s..e]` (`s < e`): the numbers and the text
-/// between.
-#[inline(always)]
-fn numbers<E>(t: &Table, b: &[u8], s: usize, e: usize, runs: bool, mut f: impl FnMut(usize, usize) -> Result<(), E>) -> Result<(), E> {
-    let mut p = s;
-    while p < e {
-        let (m, n) = t.at(b, p);
-        let number = m & NUMBER != 0;
-        let mut q = p + n;
-        if !number || runs {
-            while q < e {
-                let (m, n) = t.at(b, q);
-                if (m & NUMBER != 0) != number {
-                    break;
-                }
-                q += n;
-            }
         }
         f(p, q)?;
         p = q;

@@ -6,6 +6,7 @@
 use super::unicode::{self, Tables, N};
 use super::deepseek_stages::Stages;
 use super::punct_stages::Stages as PunctStages;
+use super::viking;
 use super::{char_at, decode_multi, deepseek3, digit_run, Known};
 
 /// DeepSeek-V3's last split stage as its `tokenizer.json` writes it (`\r` and `\n` as the
@@ -45,6 +46,8 @@ pub enum Isolating {
     DeepSeekStages(Stages),
     /// llama.cpp's `default` or `falcon` list in one pass ([`super::punct_stages`]).
     PunctStages(PunctStages),
+    /// llama.cpp's `viking` list in one pass ([`super::viking`]).
+    VikingStages,
     /// Hugging Face's `Digits` pre-tokenizer ([`DIGITS`], or [`DIGITS_CONTIGUOUS`] with `true`):
     /// each numeric char (`char::is_numeric`, which `tokenizers` uses: not always the regex
     /// tables' `\p{N}`, whose Unicode version may lag) a piece, or each run of them, and the text
@@ -116,6 +119,9 @@ impl Isolating {
         if let Some(stages) = PunctStages::detect(patterns) {
             return Some(Isolating::PunctStages(stages));
         }
+        if viking::detect(patterns) {
+            return Some(Isolating::VikingStages);
+        }
         match patterns {
             // one stage: its own splitter (a known family's pattern takes the family's)
             [a] => Isolating::detect(a),
@@ -151,6 +157,7 @@ impl Isolating {
             }),
             Isolating::DeepSeekStages(stages) => stages.for_each_piece(text, f),
             Isolating::PunctStages(stages) => stages.for_each_piece(text, f),
+            Isolating::VikingStages => viking::for_each_piece(text, f),
             Isolating::DeepSeek3 => matches_and_gaps(t, b, 0, &mut f),
             Isolating::DeepSeek3Stages => {
                 let mut i = 0;

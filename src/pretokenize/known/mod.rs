@@ -71,6 +71,7 @@ mod isolating;
 mod o200k;
 mod punct_stages;
 mod swar;
+mod viking;
 pub mod unicode;
 
 #[cfg(test)]
@@ -78,6 +79,7 @@ mod tests;
 
 pub use deepseek_stages::{Stages as DeepSeekStages, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES};
 pub use punct_stages::{Stages as PunctStages, DEFAULT_STAGES, FALCON_STAGES};
+pub use viking::VIKING_STAGES;
 pub use isolating::{Isolating, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DIGITS, DIGITS_CONTIGUOUS};
 use unicode::{Tables, L, MULTI, N, S};
 
@@ -374,6 +376,31 @@ fn digit_run(t: &Tables, b: &[u8], mut end: usize, max: usize) -> usize {
         end += m;
     }
     end
+}
+
+/// `\p{N}+` (`runs`) or `\p{N}` as an `Isolated` stage on `b[s..e]` (`s < e`): the numbers
+/// (each run, or each char) and the text between, in order.
+#[inline(always)]
+fn number_stage<E>(b: &[u8], s: usize, e: usize, runs: bool, mut f: impl FnMut(usize, usize) -> Result<(), E>) -> Result<(), E> {
+    let t = unicode::tables();
+    let mut p = s;
+    while p < e {
+        let (m, n) = char_at(t, b, p);
+        let number = m & N != 0;
+        let mut q = p + n;
+        if !number || runs {
+            while q < e {
+                let (m, n) = char_at(t, b, q);
+                if (m & N != 0) != number {
+                    break;
+                }
+                q += n;
+            }
+        }
+        f(p, q)?;
+        p = q;
+    }
+    Ok(())
 }
 
 /// ` ?[^\s\p{L}\p{N}]+` and then any bytes of `trail` (cl100k's `[\r\n]*`, o200k's `[\r\n/]*`),

@@ -16,8 +16,7 @@
 //! Performance: the compiled matcher ran these stages one after the other at 47–54 MB/s on
 //! English (`src/PERFORMANCE.md`, "Twenty-second round").
 
-use super::unicode::{self, N};
-use super::{char_at, Known};
+use super::{number_stage, Known};
 use crate::pretokenize::compiled::classes::{of_expression, Table};
 use std::sync::OnceLock;
 
@@ -112,33 +111,11 @@ impl Stages {
                 return f(a, z);
             }
             match self {
-                Stages::Default => number_runs(b, a, z, |a, z| threes(b, a, z, &mut *f)),
+                Stages::Default => number_stage(b, a, z, true, |a, z| threes(b, a, z, &mut *f)),
                 Stages::Falcon => threes(b, a, z, &mut *f),
             }
         })
     }
-}
-
-/// `\p{N}+` as a stage on `b[s..e]` (`s < e`): the runs of numbers and the text between.
-#[inline(always)]
-fn number_runs<E>(b: &[u8], s: usize, e: usize, mut f: impl FnMut(usize, usize) -> Result<(), E>) -> Result<(), E> {
-    let t = unicode::tables();
-    let mut p = s;
-    while p < e {
-        let (m, n) = char_at(t, b, p);
-        let number = m & N != 0;
-        let mut q = p + n;
-        while q < e {
-            let (m, n) = char_at(t, b, q);
-            if (m & N != 0) != number {
-                break;
-            }
-            q += n;
-        }
-        f(p, q)?;
-        p = q;
-    }
-    Ok(())
 }
 
 /// `[0-9][0-9][0-9]` as a stage on `b[s..e]` (`s < e`): every three ASCII digits found from the

@@ -56,12 +56,13 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
             (GPT2_ORIGINAL, Hand::Isolating(Isolating::NumbersThen(Known::Gpt2, contiguous)), stages)
         });
     // DeepSeek LLM's and Coder's lists (`(?m)`, as `bpekit.pipeline.fast` writes each stage)
-    // and llama.cpp's `default` and `falcon` lists
+    // and llama.cpp's `default`, `falcon` and `viking` lists
     let lists = [
         (DEEPSEEK_LLM_STAGES.as_slice(), Isolating::DeepSeekStages(DeepSeekStages::Llm)),
         (DEEPSEEK_CODER_STAGES.as_slice(), Isolating::DeepSeekStages(DeepSeekStages::Coder)),
         (DEFAULT_STAGES.as_slice(), Isolating::PunctStages(PunctStages::Default)),
         (FALCON_STAGES.as_slice(), Isolating::PunctStages(PunctStages::Falcon)),
+        (VIKING_STAGES.as_slice(), Isolating::VikingStages),
     ];
     let lists = lists.into_iter().map(|(list, which)| {
         let regex = list.iter().map(|p| regex_only(&format!("(?m){p}"))).collect();
@@ -186,6 +187,8 @@ fn detects_exactly_the_known_strings() {
     assert_eq!(Isolating::detect_stages(&stages(&DEFAULT_STAGES)), Some(Isolating::PunctStages(PunctStages::Default)));
     assert_eq!(Isolating::detect_stages(&plain(&FALCON_STAGES)), Some(Isolating::PunctStages(PunctStages::Falcon)));
     assert_eq!(Isolating::detect_stages(&plain(&DEFAULT_STAGES[..3])), None);
+    assert_eq!(Isolating::detect_stages(&stages(&VIKING_STAGES)), Some(Isolating::VikingStages));
+    assert_eq!(Isolating::detect_stages(&plain(&[VIKING_STAGES[0], r"\p{N}+"])), None);
     assert_eq!(Isolating::detect_stages(&plain(&[FALCON_STAGES[0], FALCON_STAGES[1], DEFAULT_STAGES[2], FALCON_STAGES[2]])), None);
     // a known family's pattern as a stage; `(?m)` is dropped only where it changes nothing
     assert_eq!(Isolating::detect(&format!("(?m){LLAMA3}")), Some(Isolating::Known(Known::Llama3)));
