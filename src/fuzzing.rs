@@ -27,7 +27,7 @@ use crate::core::CoreBpe;
 use crate::merge::backtrack::Backtrack;
 use crate::merge::{byte_pair_encode_with, heap, small, Ranks};
 use crate::pretokenize::known::{
-    CL100K, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES, DEFAULT_STAGES, DIGITS, DIGITS_CONTIGUOUS, FALCON_STAGES, GPT2_ORIGINAL, GPT2_TIKTOKEN, KNOWN_PATTERNS, O200K, VIKING_STAGES,
+    CL100K, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES, DEFAULT_STAGES, DIGITS, FamilyStages, DIGITS_CONTIGUOUS, FALCON_STAGES, GPT2_ORIGINAL, GPT2_TIKTOKEN, KNOWN_PATTERNS, O200K, VIKING_STAGES,
 };
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use crate::special::{Found, Specials};
@@ -188,10 +188,12 @@ pub fn pretokenize(data: &[u8]) {
             &FALCON_STAGES,
             &VIKING_STAGES,
         ];
+        let families = [FamilyStages::MiniCpm5, FamilyStages::Laguna].into_iter().flat_map(|s| [s.patterns(false).to_vec(), s.patterns(true).to_vec()]);
         lists
             .iter()
-            .map(|list| {
-                let patterns: Vec<String> = list.iter().map(|p| p.to_string()).collect();
+            .map(|list| list.iter().map(|p| p.to_string()).collect::<Vec<String>>())
+            .chain(families)
+            .map(|patterns| {
                 let regex = patterns
                     .iter()
                     .map(|p| if [DIGITS, DIGITS_CONTIGUOUS].contains(&p.as_str()) { RegexSplitter::new(p) } else { RegexSplitter::regex_only(p) }.unwrap())

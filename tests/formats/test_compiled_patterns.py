@@ -27,7 +27,7 @@ COMPILED = ["chameleon", "deepseek-coder", "deepseek-llm", "default", "falcon", 
 REGEX = {"exaone-moe": 0, "tiny_aya": 0, "superbpe": 1}
 # lists one hand-written splitter stands for as a whole (session 22): their stages are compiled
 # when each stands alone
-HAND_LISTS = {"deepseek-llm", "deepseek-coder", "default", "falcon", "viking"}
+HAND_LISTS = {"deepseek-llm", "deepseek-coder", "default", "falcon", "laguna", "minicpm5", "viking"}
 
 
 def _stages(name: str) -> tuple[str, ...]:

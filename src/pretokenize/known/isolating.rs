@@ -6,6 +6,7 @@
 use super::unicode::{self, Tables, N};
 use super::deepseek_stages::Stages;
 use super::punct_stages::Stages as PunctStages;
+use super::family_stages::Stages as FamilyStages;
 use super::viking;
 use super::{char_at, decode_multi, deepseek3, digit_run, Known};
 
@@ -48,6 +49,9 @@ pub enum Isolating {
     PunctStages(PunctStages),
     /// llama.cpp's `viking` list in one pass ([`super::viking`]).
     VikingStages,
+    /// MiniCPM 5's or Laguna's list: a first stage, then a known family, with ASCII contractions
+    /// if `true` ([`super::family_stages`]).
+    FamilyStages(FamilyStages, bool),
     /// Hugging Face's `Digits` pre-tokenizer ([`DIGITS`], or [`DIGITS_CONTIGUOUS`] with `true`):
     /// each numeric char (`char::is_numeric`, which `tokenizers` uses: not always the regex
     /// tables' `\p{N}`, whose Unicode version may lag) a piece, or each run of them, and the text
@@ -122,6 +126,9 @@ impl Isolating {
         if viking::detect(patterns) {
             return Some(Isolating::VikingStages);
         }
+        if let Some((stages, ascii)) = FamilyStages::detect(patterns) {
+            return Some(Isolating::FamilyStages(stages, ascii));
+        }
         match patterns {
             // one stage: its own splitter (a known family's pattern takes the family's)
             [a] => Isolating::detect(a),
@@ -158,6 +165,7 @@ impl Isolating {
             Isolating::DeepSeekStages(stages) => stages.for_each_piece(text, f),
             Isolating::PunctStages(stages) => stages.for_each_piece(text, f),
             Isolating::VikingStages => viking::for_each_piece(text, f),
+            Isolating::FamilyStages(stages, ascii) => stages.for_each_piece(ascii, text, f),
             Isolating::DeepSeek3 => matches_and_gaps(t, b, 0, &mut f),
             Isolating::DeepSeek3Stages => {
                 let mut i = 0;

@@ -66,6 +66,7 @@
 mod cl100k;
 mod deepseek3;
 mod deepseek_stages;
+mod family_stages;
 mod gpt2;
 mod isolating;
 mod o200k;
@@ -79,6 +80,7 @@ mod tests;
 
 pub use deepseek_stages::{Stages as DeepSeekStages, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES};
 pub use punct_stages::{Stages as PunctStages, DEFAULT_STAGES, FALCON_STAGES};
+pub use family_stages::Stages as FamilyStages;
 pub use viking::VIKING_STAGES;
 pub use isolating::{Isolating, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DIGITS, DIGITS_CONTIGUOUS};
 use unicode::{Tables, L, MULTI, N, S};

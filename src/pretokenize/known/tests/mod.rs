@@ -68,7 +68,14 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
         let regex = list.iter().map(|p| regex_only(&format!("(?m){p}"))).collect();
         (list[1], Hand::Isolating(which), regex)
     });
-    known.chain(isolating).chain([stages]).chain(digits).chain(lists).collect()
+    // MiniCPM 5's and Laguna's (a first stage, then a known family)
+    let families = [(FamilyStages::MiniCpm5, false), (FamilyStages::MiniCpm5, true), (FamilyStages::Laguna, false), (FamilyStages::Laguna, true)];
+    let families = families.into_iter().filter(|&(_, ascii)| all_spellings || ascii).map(|(which, ascii)| {
+        let regex = which.patterns(ascii).iter().map(|p| regex_only(&format!("(?m){p}"))).collect();
+        let name = if which == FamilyStages::MiniCpm5 { "minicpm5" } else { "laguna" };
+        (name, Hand::Isolating(Isolating::FamilyStages(which, ascii)), regex)
+    });
+    known.chain(isolating).chain([stages]).chain(digits).chain(lists).chain(families).collect()
 }
 
 /// Reusable piece buffers for [`compare`].
@@ -188,6 +195,14 @@ fn detects_exactly_the_known_strings() {
     assert_eq!(Isolating::detect_stages(&plain(&FALCON_STAGES)), Some(Isolating::PunctStages(PunctStages::Falcon)));
     assert_eq!(Isolating::detect_stages(&plain(&DEFAULT_STAGES[..3])), None);
     assert_eq!(Isolating::detect_stages(&stages(&VIKING_STAGES)), Some(Isolating::VikingStages));
+    for which in [FamilyStages::MiniCpm5, FamilyStages::Laguna] {
+        for ascii in [false, true] {
+            let list = which.patterns(ascii);
+            assert_eq!(Isolating::detect_stages(&stages(&[&list[0], &list[1]])), Some(Isolating::FamilyStages(which, ascii)));
+            assert_eq!(Isolating::detect_stages(&plain(&[&list[1], &list[0]])), None);
+        }
+    }
+    assert_eq!(Isolating::detect_stages(&plain(&[r"[^\n]+|[\n]+", LLAMA3])), None);
     assert_eq!(Isolating::detect_stages(&plain(&[VIKING_STAGES[0], r"\p{N}+"])), None);
     assert_eq!(Isolating::detect_stages(&plain(&[FALCON_STAGES[0], FALCON_STAGES[1], DEFAULT_STAGES[2], FALCON_STAGES[2]])), None);
     // a known family's pattern as a stage; `(?m)` is dropped only where it changes nothing
@@ -391,5 +406,27 @@ fn piece_end_matches_for_each_piece() {
             })
             .unwrap();
         assert_eq!(start, text.len());
+    }
+}
+
+/// llama.cpp's ASCII contractions against the families' `(?i:...)`: `'ſ` is a contraction only
+/// for the latter, so with the ASCII spelling the one pass joins it to the letter run after it
+/// (and only to a letter run).
+#[test]
+fn ascii_contractions_join_quote_long_s_to_the_letters_after_it() {
+    let texts = ["'ſtop", "x'ſ", "'ſ'ſ", "'ſ ", " 'ſtop", "'ſ1", "a'ſtop'sb", "'ſ\n'ſſ", "'S'ſ'ſx", "'ſ\u{301}x", "''ſs", "1'ſ22ſ"];
+    let mut scratch = Scratch::default();
+    for which in [FamilyStages::Laguna, FamilyStages::MiniCpm5] {
+        for ascii in [false, true] {
+            let regex: Vec<RegexSplitter> = which.patterns(ascii).iter().map(|p| RegexSplitter::regex_only(p).expect("the stage compiles")).collect();
+            let hand = Hand::Isolating(Isolating::FamilyStages(which, ascii));
+            for text in texts {
+                compare(hand, &regex, text, &mut scratch).unwrap_or_else(|e| panic!("{which:?} {ascii} {text:?}: {e}"));
+            }
+            let mut pieces = Vec::new();
+            hand.pieces("'ſtop'sb", &mut pieces);
+            let want: &[(usize, usize)] = if ascii { &[(0, 6), (6, 8), (8, 9)] } else { &[(0, 3), (3, 6), (6, 8), (8, 9)] };
+            assert_eq!(pieces, want, "{which:?} {ascii}");
+        }
     }
 }
