@@ -20,7 +20,7 @@
 //! 6. `\p{N}+` (LLM) or `\p{N}` (Coder, each char). No letter is a number, so Coder's stage-2
 //!    matches skip it.
 
-use super::number_stage;
+use super::{is_list, number_stage};
 use crate::pretokenize::compiled::classes::{of_expression, Table};
 use crate::utf8::{char_before, decode_multi};
 use std::sync::OnceLock;
@@ -72,17 +72,15 @@ impl Stages {
     /// The list `patterns` spells (each as its stage, after an optional `(?m)`, which changes
     /// nothing in pieces without line ends), if either.
     pub fn detect(patterns: &[String]) -> Option<Stages> {
-        let bare = |p: &String| p.strip_prefix("(?m)").unwrap_or(p).to_string();
-        let same = |list: &[&str]| {
-            patterns.len() == list.len()
-                && patterns.iter().zip(list).enumerate().all(|(i, (p, want))| {
-                    let p = bare(p);
-                    p == *want || i == 0 && p == LINE_ENDS_ESCAPED
-                })
+        // either spelling of the first stage
+        let spells = |list: &[&str]| {
+            let mut escaped = list.to_vec();
+            escaped[0] = LINE_ENDS_ESCAPED;
+            is_list(patterns, list) || is_list(patterns, &escaped)
         };
-        if same(&DEEPSEEK_LLM_STAGES) {
+        if spells(&DEEPSEEK_LLM_STAGES) {
             Some(Stages::Llm)
-        } else if same(&DEEPSEEK_CODER_STAGES) {
+        } else if spells(&DEEPSEEK_CODER_STAGES) {
             Some(Stages::Coder)
         } else {
             None

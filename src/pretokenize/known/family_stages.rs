@@ -20,7 +20,7 @@
 //! (`src/PERFORMANCE.md`, "Twenty-second round").
 
 use super::unicode::{self, L};
-use super::{char_at, Known, LLAMA3, QWEN2};
+use super::{char_at, is_list, Known, LLAMA3, QWEN2};
 
 const CONTRACTIONS: &str = "(?i:'s|'t|'re|'ve|'m|'ll|'d)";
 const ASCII_CONTRACTIONS: &str = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
@@ -48,10 +48,7 @@ impl Stages {
     /// with ASCII contractions.
     pub fn detect(patterns: &[String]) -> Option<(Stages, bool)> {
         let spellings = [Stages::MiniCpm5, Stages::Laguna].into_iter().flat_map(|s| [(s, false), (s, true)]);
-        spellings.into_iter().find(|&(s, ascii)| {
-            let want = s.patterns(ascii);
-            patterns.len() == want.len() && patterns.iter().zip(&want).all(|(p, w)| p.strip_prefix("(?m)").unwrap_or(p) == w)
-        })
+        spellings.into_iter().find(|&(s, ascii)| is_list(patterns, &s.patterns(ascii)))
     }
 
     /// Calls `f` with the byte range of every piece the stages make of `text` (with ASCII

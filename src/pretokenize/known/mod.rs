@@ -380,6 +380,12 @@ fn digit_run(t: &Tables, b: &[u8], mut end: usize, max: usize) -> usize {
     end
 }
 
+/// Whether `patterns` are the stages of `list`, each after an optional `(?m)` (which changes
+/// nothing in the one-pass lists: no `^`, and `$` only in pieces without a line end).
+fn is_list<S: AsRef<str>>(patterns: &[String], list: &[S]) -> bool {
+    patterns.len() == list.len() && patterns.iter().zip(list).all(|(p, want)| p.strip_prefix("(?m)").unwrap_or(p) == want.as_ref())
+}
+
 /// `\p{N}+` (`runs`) or `\p{N}` as an `Isolated` stage on `b[s..e]` (`s < e`): the numbers
 /// (each run, or each char) and the text between, in order.
 #[inline(always)]

@@ -16,7 +16,7 @@
 //! Performance: the compiled matcher ran these stages one after the other at 47–54 MB/s on
 //! English (`src/PERFORMANCE.md`, "Twenty-second round").
 
-use super::{number_stage, Known};
+use super::{is_list, number_stage, Known};
 use crate::pretokenize::compiled::classes::{of_expression, Table};
 use std::sync::OnceLock;
 
@@ -55,12 +55,9 @@ impl Stages {
     /// The list `patterns` spells (each stage after an optional `(?m)`, which changes nothing in
     /// patterns without `^` or `$`), if either.
     pub fn detect(patterns: &[String]) -> Option<Stages> {
-        let same = |list: &[&str]| {
-            patterns.len() == list.len() && patterns.iter().zip(list).all(|(p, want)| p.strip_prefix("(?m)").unwrap_or(p) == *want)
-        };
-        if same(&DEFAULT_STAGES) {
+        if is_list(patterns, &DEFAULT_STAGES) {
             Some(Stages::Default)
-        } else if same(&FALCON_STAGES) {
+        } else if is_list(patterns, &FALCON_STAGES) {
             Some(Stages::Falcon)
         } else {
             None

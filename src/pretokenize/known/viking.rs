@@ -9,7 +9,7 @@
 //! Performance: the compiled matcher ran the two stages at 68 MB/s on English
 //! (`src/PERFORMANCE.md`, "Twenty-second round").
 
-use super::number_stage;
+use super::{is_list, number_stage};
 use crate::pretokenize::compiled::classes::{of_expression, Table};
 use std::sync::OnceLock;
 
@@ -27,8 +27,7 @@ fn table() -> &'static Table {
 
 /// Whether `patterns` are the list (each after an optional `(?m)`).
 pub fn detect(patterns: &[String]) -> bool {
-    patterns.len() == VIKING_STAGES.len()
-        && patterns.iter().zip(VIKING_STAGES).all(|(p, want)| p.strip_prefix("(?m)").unwrap_or(p) == want)
+    is_list(patterns, &VIKING_STAGES)
 }
 
 /// Calls `f` with the byte range of every piece the stages make of `text`, in order.
