@@ -3,12 +3,11 @@
 //! that one pass can stand for: DeepSeek-V3's stages, `Digits` before a known family. See
 //! `src/PERFORMANCE.md`, "Twentieth round".
 
-use super::unicode::{self, Tables, N};
-use super::deepseek_stages::Stages;
-use super::punct_stages::Stages as PunctStages;
+use super::deepseek_stages::Stages as DeepSeekStages;
 use super::family_stages::Stages as FamilyStages;
-use super::viking;
-use super::{char_at, decode_multi, deepseek3, digit_run, Known};
+use super::punct_stages::Stages as PunctStages;
+use super::unicode::{self, Tables, N};
+use super::{char_at, decode_multi, deepseek3, digit_run, viking, Known};
 
 /// DeepSeek-V3's last split stage as its `tokenizer.json` writes it (`\r` and `\n` as the
 /// characters themselves; llama.cpp's `deepseek-v3` list, `bpekit.formats.llamacpp.DEEPSEEK3_LLM_3`).
@@ -44,7 +43,7 @@ pub enum Isolating {
     Known(Known),
     /// DeepSeek LLM's six stages or DeepSeek Coder's five in one pass
     /// ([`super::deepseek_stages`]).
-    DeepSeekStages(Stages),
+    DeepSeekStages(DeepSeekStages),
     /// llama.cpp's `default` or `falcon` list in one pass ([`super::punct_stages`]).
     PunctStages(PunctStages),
     /// llama.cpp's `viking` list in one pass ([`super::viking`]).
@@ -117,7 +116,7 @@ impl Isolating {
     /// (each pattern as [`Isolating::detect`] takes it).
     pub fn detect_stages(patterns: &[String]) -> Option<Isolating> {
         let bare = |p: &str| p.strip_prefix("(?m)").unwrap_or(p).to_string();
-        if let Some(stages) = Stages::detect(patterns) {
+        if let Some(stages) = DeepSeekStages::detect(patterns) {
             return Some(Isolating::DeepSeekStages(stages));
         }
         if let Some(stages) = PunctStages::detect(patterns) {
