@@ -155,22 +155,37 @@ def test_shared_pipeline_tokenizer_under_thread_stress() -> None:
     print(f"pipeline thread stress: {calls} calls in {SECONDS} s from {THREADS} threads")
 
 
-def test_shared_compiled_splitter_tokenizer_under_thread_stress() -> None:
-    """deepseek-llm's GGUF file (six ``Split`` stages, which the compiled matcher splits since
-    session 21) shared by 8 threads: single encodes and 2-thread batches of prose, a run of
-    spaces, newlines and random letters, each compared with a second tokenizer's single-threaded
-    run. The matcher's programs are shared between splitters; each call has its own memo."""
-    path = Path(DATA) / "gguf" / "ggml-vocab-deepseek-llm.gguf"
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
+@pytest.mark.parametrize("pre", ["deepseek-llm", "spark2_5"])
+def test_shared_split_stages_tokenizer_under_thread_stress(pre: str) -> None:
+    """A GGUF vocabulary whose pre-tokenizer is a list of ``Split`` stages, shared by 8 threads:
+    deepseek-llm's own file (six stages, one hand-written pass since session 22) and Llama 3's
+    vocabulary under ``spark2_5`` (four stages on the compiled matcher, whose programs are
+    shared between splitters, each call with its own memo). Single encodes and 2-thread batches
+    of prose, a run of spaces, newlines and random letters, each compared with a second
+    tokenizer's single-threaded run."""
+    import dataclasses
+
     from bpekit import _core
     from bpekit.formats import llamacpp
+    from bpekit.formats.gguf import to_tokenizer
+    from bpekit.formats.gguf.vocab import GGUFVocab
 
-    assert set(_core.IsolatedSplit(list(llamacpp.PRE_TOKENIZERS["deepseek-llm"].regexes)).engines) == {"compiled"}
+    name = "ggml-vocab-deepseek-llm.gguf" if pre == "deepseek-llm" else "ggml-vocab-llama-bpe.gguf"
+    path = Path(DATA) / "gguf" / name
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    engines = set(_core.IsolatedSplit(list(llamacpp.PRE_TOKENIZERS[pre].regexes)).engines)
+    assert engines == ({"hand"} if pre == "deepseek-llm" else {"compiled"}), engines
     texts = _texts() + [" " * 5000 + "x", "\n\n \n" * 700, "Ünïcödé 中文 ".join(benign(3000).split(" ")[:200])]
-    single = bpekit.Tokenizer.from_file(path)
+
+    def load() -> bpekit.Tokenizer:
+        if pre == "deepseek-llm":
+            return bpekit.Tokenizer.from_file(path)
+        return to_tokenizer(dataclasses.replace(GGUFVocab.read(path), pre=pre))
+
+    single = load()
     want = [single.encode(t) for t in texts]
-    tok = bpekit.Tokenizer.from_file(path)
+    tok = load()
 
     def call(i: int) -> tuple[bool, str]:
         j = i % len(texts)
@@ -179,7 +194,7 @@ def test_shared_compiled_splitter_tokenizer_under_thread_stress() -> None:
         return tok.encode(texts[j]) == want[j], f"text {j}"
 
     calls = _stress(call, 5)
-    print(f"compiled-splitter thread stress: {calls} calls in {SECONDS} s from {THREADS} threads")
+    print(f"{pre} split stages thread stress: {calls} calls in {SECONDS} s from {THREADS} threads")
 
 
 @pytest.mark.parametrize("metaspace", [False, True], ids=["legacy", "metaspace"])
