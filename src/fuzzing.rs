@@ -27,7 +27,8 @@ use crate::core::CoreBpe;
 use crate::merge::backtrack::Backtrack;
 use crate::merge::{byte_pair_encode_with, heap, small, Ranks};
 use crate::pretokenize::known::{
-    CL100K, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES, DEFAULT_STAGES, DIGITS, FamilyStages, DIGITS_CONTIGUOUS, FALCON_STAGES, GPT2_ORIGINAL, GPT2_TIKTOKEN, KNOWN_PATTERNS, O200K, VIKING_STAGES,
+    FamilyStages, CL100K, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES, DEFAULT_STAGES, DIGITS,
+    DIGITS_CONTIGUOUS, FALCON_STAGES, GPT2_ORIGINAL, GPT2_TIKTOKEN, KNOWN_PATTERNS, O200K, VIKING_STAGES,
 };
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use crate::special::{Found, Specials};

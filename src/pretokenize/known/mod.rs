@@ -79,10 +79,10 @@ pub mod unicode;
 mod tests;
 
 pub use deepseek_stages::{Stages as DeepSeekStages, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES};
-pub use punct_stages::{Stages as PunctStages, DEFAULT_STAGES, FALCON_STAGES};
 pub use family_stages::Stages as FamilyStages;
-pub use viking::VIKING_STAGES;
 pub use isolating::{Isolating, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DIGITS, DIGITS_CONTIGUOUS};
+pub use punct_stages::{Stages as PunctStages, DEFAULT_STAGES, FALCON_STAGES};
+pub use viking::VIKING_STAGES;
 use unicode::{Tables, L, MULTI, N, S};
 
 /// A pattern family with a hand-written splitter.
