@@ -261,7 +261,5 @@ pub fn compile(pattern: &str) -> Result<Program, Refusal> {
         }
     }
     let first = alts.iter().fold(0, |m, a| m | a.first);
-    let table = Table::new(&b.classes);
-    let ascii_first = (0..128u8).filter(|&x| table.ascii(x) & first != 0).fold(0u128, |m, x| m | 1 << x);
-    Ok(Program { table, alts, first, ascii_first })
+    Ok(Program { table: Table::new(&b.classes), alts, first })
 }

@@ -40,8 +40,6 @@ pub struct Program {
     alts: Vec<Alt>,
     /// The class bits a match can start with.
     first: u32,
-    /// The ASCII bytes a match can start with, bit `x` for byte `x`.
-    ascii_first: u128,
 }
 
 /// One alternative of the pattern.
@@ -197,7 +195,6 @@ impl Memo {
         self.next = (self.next + 1) % self.slots.len();
     }
 }
-
 
 impl Search<'_> {
     #[inline(always)]
@@ -378,25 +375,17 @@ impl Program {
 
     /// Whether a match can start anywhere in `b` (valid UTF-8): false when no char of it is one
     /// a match starts with, so the whole text is one gap. Cheaper than a search (no state, one
-    /// bit test per ASCII byte): later stages of a `Sequence` of splits see mostly words that
+    /// table load per ASCII byte): later stages of a `Sequence` of splits see mostly words that
     /// they leave whole.
     #[inline]
     pub fn can_match_in(&self, b: &[u8]) -> bool {
         let mut i = 0;
         while i < b.len() {
-            let x = b[i];
-            if x < 0x80 {
-                if self.ascii_first >> x & 1 == 1 {
-                    return true;
-                }
-                i += 1;
-            } else {
-                let (m, n) = self.table.at(b, i);
-                if m & self.first != 0 {
-                    return true;
-                }
-                i += n;
+            let (m, n) = self.table.at(b, i);
+            if m & self.first != 0 {
+                return true;
             }
+            i += n;
         }
         false
     }

@@ -11,8 +11,8 @@
 //! 1. `[\r\n]`: each `\r` and `\n` is a piece; the later stages leave it whole.
 //! 2. `\s?C+` (C: LLM's Latin/Greek/Cyrillic/... letter class, Coder's `\p{L}`): the matches
 //!    (one whitespace char taken first when a run of C follows it) and the text between.
-//! 3. `\s?P+` (P: LLM's ASCII-and-fullwidth punctuation class, which holds the ASCII letters;
-//!    Coder's `\p{P}`), the same way. A Coder match of stage 2 holds no `\p{P}` char (whitespace
+//! 3. `\s?P+` (P: LLM's ASCII-and-fullwidth punctuation class, which holds the ASCII letters
+//!    and one whitespace char, U+3000; Coder's `\p{P}`), the same way. A Coder match of stage 2 holds no `\p{P}` char (whitespace
 //!    and letters are not punctuation), so stage 3 leaves it whole.
 //! 4. LLM only, `\s+$`: the whitespace run that ends the piece, if any.
 //! 5. `[\u{4e00}-\u{9fa5}\u{800}-\u{4e00}\u{ac00}-\u{d7ff}]+`: runs of U+0800–U+9FA5 and
@@ -20,7 +20,7 @@
 //! 6. `\p{N}+` (LLM) or `\p{N}` (Coder, each char). No letter is a number, so Coder's stage-2
 //!    matches skip it.
 
-use super::{is_list, number_stage};
+use super::{is_list, number_stage, prefixed_runs};
 use crate::pretokenize::compiled::classes::{of_expression, Table};
 use crate::utf8::{char_before, decode_multi};
 use std::sync::OnceLock;
@@ -99,22 +99,22 @@ impl Stages {
             }
             let e = memchr::memchr2(b'\r', b'\n', &b[i..]).map_or(b.len(), |k| i + k);
             match self {
-                Stages::Llm => optional_ws_runs(t, b, i, e, LLM_LETTER, |s, e, matched| {
+                Stages::Llm => prefixed_runs(t, b, i, e, WS, LLM_LETTER, |s, e, matched| {
                     // An ASCII match, `\s?[A-Za-z]+`, is one run of stage 3's class (which holds
                     // the ASCII letters), ends on a letter and holds no wide char or number: no
                     // later stage cuts it.
                     if matched && b[s..e].is_ascii() {
                         return f(s, e);
                     }
-                    optional_ws_runs(t, b, s, e, LLM_PUNCT, |s, e, _| {
+                    prefixed_runs(t, b, s, e, WS, LLM_PUNCT, |s, e, _| {
                         trailing_ws(t, b, s, e, |s, e| wide_runs(b, s, e, |s, e| number_stage(b, s, e, true, &mut f)))
                     })
                 })?,
-                Stages::Coder => optional_ws_runs(t, b, i, e, LETTER, |s, e, matched| {
+                Stages::Coder => prefixed_runs(t, b, i, e, WS, LETTER, |s, e, matched| {
                     if matched {
                         wide_runs(b, s, e, &mut f)
                     } else {
-                        optional_ws_runs(t, b, s, e, PUNCT, |s, e, _| wide_runs(b, s, e, |s, e| number_stage(b, s, e, false, &mut f)))
+                        prefixed_runs(t, b, s, e, WS, PUNCT, |s, e, _| wide_runs(b, s, e, |s, e| number_stage(b, s, e, false, &mut f)))
                     }
                 })?,
             }
@@ -122,50 +122,6 @@ impl Stages {
         }
         Ok(())
     }
-}
-
-/// `\s?C+` as an `Isolated` stage on `b[s..e]`: each match and each text between two, with
-/// whether it is a match. A match starts at a char of the class, or at a whitespace char that
-/// one follows, and takes the run of the class after its first char. (LLM's punctuation class
-/// holds a whitespace char, U+3000: the regex takes it as `\s` first, or failing that as the
-/// class, and either way the match ends where the run after it ends.)
-#[inline(always)]
-fn optional_ws_runs<E>(
-    t: &Table,
-    b: &[u8],
-    s: usize,
-    e: usize,
-    class: u32,
-    mut f: impl FnMut(usize, usize, bool) -> Result<(), E>,
-) -> Result<(), E> {
-    let (mut p, mut gap) = (s, s);
-    while p < e {
-        let (m, n) = t.at(b, p);
-        let starts = m & class != 0 || m & WS != 0 && p + n < e && t.at(b, p + n).0 & class != 0;
-        if !starts {
-            p += n;
-            continue;
-        }
-        // the run of the class after the match's first char
-        let mut q = p + n;
-        while q < e {
-            let (m, n) = t.at(b, q);
-            if m & class == 0 {
-                break;
-            }
-            q += n;
-        }
-        if gap < p {
-            f(gap, p, false)?;
-        }
-        f(p, q, true)?;
-        p = q;
-        gap = q;
-    }
-    if gap < e {
-        f(gap, e, false)?;
-    }
-    Ok(())
 }
 
 /// `\s+$` as an `Isolated` stage on `b[s..e]` (`s < e`): the whitespace run that ends it, and

@@ -83,6 +83,7 @@ pub use family_stages::Stages as FamilyStages;
 pub use isolating::{Isolating, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DIGITS, DIGITS_CONTIGUOUS};
 pub use punct_stages::{Stages as PunctStages, DEFAULT_STAGES, FALCON_STAGES};
 pub use viking::VIKING_STAGES;
+use crate::pretokenize::compiled::classes::Table as CompiledTable;
 use unicode::{Tables, L, MULTI, N, S};
 
 /// A pattern family with a hand-written splitter.
@@ -386,10 +387,59 @@ fn is_list<S: AsRef<str>>(patterns: &[String], list: &[S]) -> bool {
     patterns.len() == list.len() && patterns.iter().zip(list).all(|(p, want)| p.strip_prefix("(?m)").unwrap_or(p) == want.as_ref())
 }
 
+/// `P?C+` as an `Isolated` stage on `b[s..e]` (P and C class bits of `t`): each match and each
+/// text between two, with whether it is a match. A match starts at a char of C, or at a char of
+/// P that one follows, and takes the run of C after its first char. (A char in both, as U+3000
+/// in DeepSeek LLM's `\s?[...　-。]+`: the regex takes it as P first, or failing that as C,
+/// and either way the match ends where the run after it ends.)
+#[inline(always)]
+fn prefixed_runs<E>(
+    t: &CompiledTable,
+    b: &[u8],
+    s: usize,
+    e: usize,
+    prefix: u32,
+    class: u32,
+    mut f: impl FnMut(usize, usize, bool) -> Result<(), E>,
+) -> Result<(), E> {
+    let (mut p, mut gap) = (s, s);
+    while p < e {
+        let (m, n) = t.at(b, p);
+        let starts = m & class != 0 || m & prefix != 0 && p + n < e && t.at(b, p + n).0 & class != 0;
+        if !starts {
+            p += n;
+            continue;
+        }
+        // the run of the class after the match's first char
+        let mut q = p + n;
+        while q < e {
+            let (m, n) = t.at(b, q);
+            if m & class == 0 {
+                break;
+            }
+            q += n;
+        }
+        if gap < p {
+            f(gap, p, false)?;
+        }
+        f(p, q, true)?;
+        p = q;
+        gap = q;
+    }
+    if gap < e {
+        f(gap, e, false)?;
+    }
+    Ok(())
+}
+
 /// `\p{N}+` (`runs`) or `\p{N}` as an `Isolated` stage on `b[s..e]` (`s < e`): the numbers
 /// (each run, or each char) and the text between, in order.
 #[inline(always)]
 fn number_stage<E>(b: &[u8], s: usize, e: usize, runs: bool, mut f: impl FnMut(usize, usize) -> Result<(), E>) -> Result<(), E> {
+    // most pieces are ASCII without a digit: no number, one piece
+    if b[s..e].is_ascii() && !b[s..e].iter().any(u8::is_ascii_digit) {
+        return f(s, e);
+    }
     let t = unicode::tables();
     let mut p = s;
     while p < e {

@@ -103,7 +103,8 @@ impl Stages {
         Known::Gpt2.for_each_piece(&text[s..e], |a, z| {
             let (a, z) = (s + a, s + z);
             let piece = &b[a..z];
-            // most pieces hold no number: no later stage cuts them
+            // most pieces hold no number: no later stage cuts them (the same test as
+            // `number_stage`'s, here for `threes` too)
             if piece.is_ascii() && !piece.iter().any(u8::is_ascii_digit) {
                 return f(a, z);
             }
