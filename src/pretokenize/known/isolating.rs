@@ -7,7 +7,7 @@ use super::deepseek_stages::Stages as DeepSeekStages;
 use super::family_stages::Stages as FamilyStages;
 use super::punct_stages::Stages as PunctStages;
 use super::unicode::{self, Tables, N};
-use super::{char_at, decode_multi, deepseek3, digit_run, viking, Known};
+use super::{char_at, decode_multi, deepseek3, digit_run, superbpe, viking, Known};
 
 /// DeepSeek-V3's last split stage as its `tokenizer.json` writes it (`\r` and `\n` as the
 /// characters themselves; llama.cpp's `deepseek-v3` list, `bpekit.formats.llamacpp.DEEPSEEK3_LLM_3`).
@@ -48,6 +48,8 @@ pub enum Isolating {
     PunctStages(PunctStages),
     /// llama.cpp's `viking` list in one pass ([`super::viking`]).
     VikingStages,
+    /// llama.cpp's `superbpe` list in one pass ([`super::superbpe`]).
+    SuperBpeStages,
     /// MiniCPM 5's or Laguna's list: a first stage, then a known family, with ASCII contractions
     /// if `true` ([`super::family_stages`]).
     FamilyStages(FamilyStages, bool),
@@ -125,6 +127,9 @@ impl Isolating {
         if viking::detect(patterns) {
             return Some(Isolating::VikingStages);
         }
+        if superbpe::detect(patterns) {
+            return Some(Isolating::SuperBpeStages);
+        }
         if let Some((stages, ascii)) = FamilyStages::detect(patterns) {
             return Some(Isolating::FamilyStages(stages, ascii));
         }
@@ -164,6 +169,7 @@ impl Isolating {
             Isolating::DeepSeekStages(stages) => stages.for_each_piece(text, f),
             Isolating::PunctStages(stages) => stages.for_each_piece(text, f),
             Isolating::VikingStages => viking::for_each_piece(text, f),
+            Isolating::SuperBpeStages => superbpe::for_each_piece(text, f),
             Isolating::FamilyStages(stages, ascii) => stages.for_each_piece(ascii, text, f),
             Isolating::DeepSeek3 => matches_and_gaps(t, b, 0, &mut f),
             Isolating::DeepSeek3Stages => {

@@ -71,6 +71,7 @@ mod gpt2;
 mod isolating;
 mod o200k;
 mod punct_stages;
+mod superbpe;
 mod swar;
 mod viking;
 pub mod unicode;
@@ -82,6 +83,7 @@ pub use deepseek_stages::{Stages as DeepSeekStages, DEEPSEEK_CODER_STAGES, DEEPS
 pub use family_stages::Stages as FamilyStages;
 pub use isolating::{Isolating, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DIGITS, DIGITS_CONTIGUOUS};
 pub use punct_stages::{Stages as PunctStages, DEFAULT_STAGES, FALCON_STAGES};
+pub use superbpe::SUPERBPE_STAGES;
 pub use viking::VIKING_STAGES;
 use crate::pretokenize::compiled::classes::Table as CompiledTable;
 use unicode::{Tables, L, MULTI, N, S};

@@ -56,13 +56,14 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
             (GPT2_ORIGINAL, Hand::Isolating(Isolating::NumbersThen(Known::Gpt2, contiguous)), stages)
         });
     // DeepSeek LLM's and Coder's lists (`(?m)`, as `bpekit.pipeline.fast` writes each stage)
-    // and llama.cpp's `default`, `falcon` and `viking` lists
+    // and llama.cpp's `default`, `falcon`, `viking` and `superbpe` lists
     let lists = [
         (DEEPSEEK_LLM_STAGES.as_slice(), Isolating::DeepSeekStages(DeepSeekStages::Llm)),
         (DEEPSEEK_CODER_STAGES.as_slice(), Isolating::DeepSeekStages(DeepSeekStages::Coder)),
         (DEFAULT_STAGES.as_slice(), Isolating::PunctStages(PunctStages::Default)),
         (FALCON_STAGES.as_slice(), Isolating::PunctStages(PunctStages::Falcon)),
         (VIKING_STAGES.as_slice(), Isolating::VikingStages),
+        (SUPERBPE_STAGES.as_slice(), Isolating::SuperBpeStages),
     ];
     let lists = lists.into_iter().map(|(list, which)| {
         let regex = list.iter().map(|p| regex_only(&format!("(?m){p}"))).collect();
@@ -195,6 +196,10 @@ fn detects_exactly_the_known_strings() {
     assert_eq!(Isolating::detect_stages(&plain(&FALCON_STAGES)), Some(Isolating::PunctStages(PunctStages::Falcon)));
     assert_eq!(Isolating::detect_stages(&plain(&DEFAULT_STAGES[..3])), None);
     assert_eq!(Isolating::detect_stages(&stages(&VIKING_STAGES)), Some(Isolating::VikingStages));
+    assert_eq!(Isolating::detect_stages(&plain(&SUPERBPE_STAGES)), Some(Isolating::SuperBpeStages));
+    assert_eq!(Isolating::detect_stages(&stages(&SUPERBPE_STAGES)), Some(Isolating::SuperBpeStages));
+    assert_eq!(Isolating::detect_stages(&plain(&[SUPERBPE_STAGES[1], SUPERBPE_STAGES[0]])), None);
+    assert_eq!(Isolating::detect_stages(&plain(&[r"\p{N}", SUPERBPE_STAGES[1]])), None);
     for which in [FamilyStages::MiniCpm5, FamilyStages::Laguna] {
         for ascii in [false, true] {
             let list = which.patterns(ascii);
@@ -429,4 +434,37 @@ fn ascii_contractions_join_quote_long_s_to_the_letters_after_it() {
             assert_eq!(pieces, want, "{which:?} {ascii}");
         }
     }
+}
+
+/// SuperBPE's list: the digits of a number cut in threes from the right, counted in chars; a cut
+/// after another number char makes a piece of it; the stages on fancy-regex agree.
+#[test]
+fn superbpe_cuts_digits_in_threes_from_the_right() {
+    let hand = Hand::Isolating(Isolating::SuperBpeStages);
+    let cases: [(&str, &[&str]); 11] = [
+        ("1234567", &["1", "234", "567"]),
+        ("a 1234567 b", &["a ", "1", "234", "567", " b"]),
+        ("\u{b2}123", &["\u{b2}", "123"]),
+        ("12\u{b3}456", &["12\u{b3}", "456"]),
+        ("1234567890 x 12", &["1", "234", "567", "890", " x ", "12"]),
+        ("\u{661}\u{662}\u{663}\u{664}\u{665}", &["\u{661}\u{662}", "\u{663}\u{664}\u{665}"]),
+        ("12\u{663}\u{664}5\u{b2}", &["12", "\u{663}\u{664}5\u{b2}"]),
+        ("123\u{2167}4567", &["123\u{2167}4", "567"]),
+        ("123\u{2167}456", &["123\u{2167}", "456"]),
+        ("no numbers, \u{e9}t\u{e9}", &["no numbers, \u{e9}t\u{e9}"]),
+        ("", &[]),
+    ];
+    let regex: Vec<RegexSplitter> = SUPERBPE_STAGES.iter().map(|p| RegexSplitter::regex_only(p).expect("the stage compiles")).collect();
+    let mut scratch = Scratch::default();
+    for (text, want) in cases {
+        let mut pieces = Vec::new();
+        hand.pieces(text, &mut pieces);
+        let got: Vec<&str> = pieces.iter().map(|&(s, e)| &text[s..e]).collect();
+        assert_eq!(got, want, "{text:?}");
+        compare(hand, &regex, text, &mut scratch).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+    }
+    // the class of the second stage lies inside the first's: the text between numbers has no `\d`
+    let (d, n) = (crate::pretokenize::compiled::classes::of_expression(r"\d", false), crate::pretokenize::compiled::classes::of_expression(r"\p{N}", false));
+    let (d, n) = (d.expect("parses"), n.expect("parses"));
+    assert!(d.iter().all(|&(a, z)| n.iter().any(|&(x, y)| x <= a && z <= y)), "a \\d char outside \\p{{N}}");
 }

@@ -1,0 +1,103 @@
+//! llama.cpp's `superbpe` list (SuperBPE's `tokenizer.json`) in one pass: runs of numbers, their
+//! decimal digits cut in threes from the right; the text between numbers whole.
+//!
+//! 1. `\p{N}+`: the runs of number chars, and the text between (no number char in it).
+//! 2. `(?=(\d{3})+(?!\d))`: an empty match where the decimal digits (`\d`, `\p{Nd}`: every one is
+//!    a `\p{N}` char) from there to the end of their run are a multiple of three. An empty
+//!    match cuts the piece there (`Isolated` keeps no empty piece), so a run of `k` digits is
+//!    cut before its digits `k - 3`, `k - 6`, ... (counted in chars): `1234567` -> `1`, `234`,
+//!    `567`. A cut at the start of the piece makes no piece; one after another number char
+//!    does (`²123` -> `²`, `123`). The text between numbers has no `\d`, so no match.
+//!
+//! Performance: the second stage kept fancy-regex's backtracking VM (a lookahead of more than
+//! one char), 13.7 MB/s on English against 300–500 for this pass, and SuperBPE's pieces are whole
+//! runs of text between numbers (its tokens cross spaces), so the split was most of the encode
+//! (`src/PERFORMANCE.md`, "Twenty-third round").
+
+use super::is_list;
+use crate::pretokenize::compiled::classes::{of_expression, Table};
+use std::sync::OnceLock;
+
+/// The stages, as llama.cpp writes them.
+pub const SUPERBPE_STAGES: [&str; 2] = [r"\p{N}+", r"(?=(\d{3})+(?!\d))"];
+
+/// `\p{N}`, the first stage's class.
+const NUMBER: u32 = 1;
+/// `\d`, the second stage's.
+const DIGIT: u32 = 2;
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let class = |c: &str| of_expression(c, false).expect("the class parses");
+        Table::new(&[class(r"\p{N}"), class(r"\d")])
+    })
+}
+
+/// Whether `patterns` are the list (each after an optional `(?m)`).
+pub fn detect(patterns: &[String]) -> bool {
+    is_list(patterns, &SUPERBPE_STAGES)
+}
+
+/// Calls `f` with the byte range of every piece the stages make of `text`, in order.
+pub fn for_each_piece<E>(text: &str, mut f: impl FnMut(usize, usize) -> Result<(), E>) -> Result<(), E> {
+    let (t, b) = (table(), text.as_bytes());
+    let mut p = 0;
+    while p < b.len() {
+        // the text up to the next number char (ASCII answered from the byte alone)
+        let gap = p;
+        while p < b.len() {
+            if b[p] < 0x80 {
+                if b[p].is_ascii_digit() {
+                    break;
+                }
+                p += 1;
+                continue;
+            }
+            let (m, n) = t.at(b, p);
+            if m & NUMBER != 0 {
+                break;
+            }
+            p += n;
+        }
+        if gap < p {
+            f(gap, p)?;
+        }
+        if p == b.len() {
+            break;
+        }
+        let mut cut = p;
+        // the run of numbers from `p`, and in it each run of digits
+        while p < b.len() {
+            let (m, n) = t.at(b, p);
+            if m & NUMBER == 0 {
+                break;
+            }
+            if m & DIGIT == 0 {
+                p += n;
+                continue;
+            }
+            let (start, mut end, mut digits) = (p, p, 0usize);
+            while end < b.len() {
+                let (m, n) = t.at(b, end);
+                if m & DIGIT == 0 {
+                    break;
+                }
+                end += n;
+                digits += 1;
+            }
+            // a cut before every digit whose index is `digits` mod 3, but the last
+            let mut q = start;
+            for i in 0..digits {
+                if i % 3 == digits % 3 && q > cut {
+                    f(cut, q)?;
+                    cut = q;
+                }
+                q += if end - start == digits { 1 } else { t.at(b, q).1 };
+            }
+            p = end;
+        }
+        f(cut, p)?;
+    }
+    Ok(())
+}
