@@ -13,7 +13,7 @@ from bpekit import _core
 from bpekit.formats import llamacpp
 from bpekit.pipeline.base import Pattern
 from bpekit.pipeline.byte_level import to_chars
-from bpekit.pipeline.fast import core_splitter, isolated_config
+from bpekit.pipeline.fast import SPELLED_OUT, core_splitter, isolated_config
 from bpekit.pipeline.pre_tokenizers import ByteLevel, Sequence, Split
 from bpekit.tokenizer import Tokenizer
 from datapaths import DATA
@@ -91,11 +91,15 @@ def test_families_split_as_tokenizers_on_random_text(text: str) -> None:
 
 
 def test_word_boundaries_stay_in_python() -> None:
-    """Oniguruma's ``\\w`` holds every number (``¾``), fancy-regex's only digits: ``\\b`` differs
-    (``6¾`` splits otherwise), so such stages keep the Python path."""
+    """Oniguruma's ``\\w`` holds ``²³¹¼½¾``, fancy-regex's does not: ``\\b`` differs (``6¾``
+    splits otherwise), so such stages keep the Python path, but Tiny Aya's first stage, which
+    goes to Rust spelled out (``SPELLED_OUT``) and is split by hand there."""
     regexes = llamacpp.PRE_TOKENIZERS["tiny_aya"].regexes
-    assert any("\\b" in rx for rx in regexes)
-    assert isolated_config(_sequence(regexes)) is None
+    assert "\\b" in regexes[0] and regexes[0] in SPELLED_OUT
+    config = isolated_config(_sequence(regexes))
+    assert config is not None and config[0][0] == SPELLED_OUT[regexes[0]]
+    assert _core.IsolatedSplit(config[0]).engines == ["hand", "compiled"]
+    assert isolated_config(_sequence(("\\d+\\b", regexes[1]))) is None
     assert isolated_config(_sequence((*llamacpp.PRE_TOKENIZERS["deepseek-llm"].regexes, "(?:ab)"))) is None
     assert isolated_config(_sequence(llamacpp.PRE_TOKENIZERS["deepseek-llm"].regexes)) is not None
 
@@ -123,3 +127,37 @@ def test_deepseek_gguf_encodes_in_rust_as_in_python() -> None:
     fast_batch = tok.encode_batch(texts)
     tok._fast = None  # the Python stages (until the next pipeline change)
     assert fast == fast_batch == [tok.encode(t) for t in texts]
+
+
+def test_tiny_aya_digit_groups_split_as_tokenizers_after_every_code_point() -> None:
+    """Tiny Aya's first stage in Rust against Oniguruma, a run of digits before every code point
+    (whether it ends a word decides the match) and every decimal digit in a run."""
+    stage = llamacpp.PRE_TOKENIZERS["tiny_aya"].regexes[0]
+    ours = _core.IsolatedSplit([SPELLED_OUT[stage]])
+    hf = tokenizers.pre_tokenizers.Split(tokenizers.Regex(stage), "isolated")
+    code_points = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    for i in range(0, len(code_points), 20_000):
+        chunk = code_points[i : i + 20_000]
+        text = "".join(f"1234{chr(c)} x{chr(c)}56 " for c in chunk)
+        assert ours.split(text) == [p for p, _ in hf.pre_tokenize_str(text)], hex(chunk[0])
+
+
+LLAMA_BPE = DATA / "gguf" / "ggml-vocab-llama-bpe.gguf"
+
+
+@pytest.mark.skipif(not LLAMA_BPE.is_file(), reason="llama-bpe GGUF vocabulary not found")
+def test_tiny_aya_gguf_encodes_in_rust_as_in_python() -> None:
+    """Llama 3's vocabulary under ``tiny_aya``: the Rust pipeline (first stage by hand) gives the
+    ids of the Python stages (Python's ``regex``, Oniguruma's word class)."""
+    import dataclasses
+
+    from bpekit.formats.gguf import to_tokenizer
+    from bpekit.formats.gguf.vocab import GGUFVocab
+
+    tok = to_tokenizer(dataclasses.replace(GGUFVocab.read(LLAMA_BPE), pre="tiny_aya"))
+    tok._refresh()
+    assert isinstance(tok._fast, _core.PairBPE)
+    texts = _corpus_sample()[::3] + ["1234567 x1234 6\u00be 12\u200d 45_6 \u0661\u0662\u0663\u0664.", "$1,000,000 in 2026"]
+    fast = [tok.encode(t) for t in texts]
+    tok._fast = None  # the Python stages (until the next pipeline change)
+    assert fast == [tok.encode(t) for t in texts]

@@ -75,6 +75,14 @@ def _agreed_patterns() -> frozenset[str]:
     return frozenset(rx for rx in out if not any(w in rx for w in ("\\b", "\\B", "\\w", "\\W")))
 
 
+# Oniguruma patterns whose ``\b`` fancy-regex would read otherwise, spelled out for it (Tiny Aya's
+# first stage): a boundary after a digit is the end of the text or a char outside Oniguruma's
+# word class, which is Alphabetic, marks, decimal digits, connectors and the Latin-1 numbers
+# ``²³¹¼½¾`` (every code point checked against ``tokenizers``). The Rust core splits it by hand
+# (src/pretokenize/known/digit_groups.rs).
+ONIG_WORD = r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\u00B2\u00B3\u00B9\u00BC-\u00BE]"
+SPELLED_OUT = {r"\d{1,3}(?=(?:\d{3})*\b)": r"\d{1,3}(?=(?:\d{3})*(?!" + ONIG_WORD + "))"}
+
 # The stage the Rust core runs for ``Digits`` (``char::is_numeric``, as ``tokenizers``; the regex
 # comment keeps it apart from a ``Split`` of the regex ``\p{N}``, src/pretokenize/known/isolating.rs)
 DIGITS_STAGE = r"(?#Digits)\p{N}"
@@ -97,7 +105,12 @@ def isolated_config(pre: PreTokenizer | None) -> tuple[list[str], bool] | None:
             continue
         if not (isinstance(split, Split) and split.pattern.is_regex and split.behavior == "Isolated"):
             return None
-        if split.invert or split.pattern.text not in _agreed_patterns():
+        if split.invert:
+            return None
+        if split.pattern.text in SPELLED_OUT:
+            patterns.append(SPELLED_OUT[split.pattern.text])
+            continue
+        if split.pattern.text not in _agreed_patterns():
             return None
         patterns.append("(?m)" + onig_to_regex(split.pattern.text))  # Ruby syntax: ^ $ are line anchors
     if byte_level.use_regex:

@@ -7,6 +7,7 @@ use super::deepseek_stages::Stages as DeepSeekStages;
 use super::family_stages::Stages as FamilyStages;
 use super::punct_stages::Stages as PunctStages;
 use super::unicode::{self, Tables, N};
+use super::digit_groups::{self, DIGIT_GROUPS};
 use super::{char_at, decode_multi, deepseek3, digit_run, superbpe, viking, Known};
 
 /// DeepSeek-V3's last split stage as its `tokenizer.json` writes it (`\r` and `\n` as the
@@ -50,6 +51,9 @@ pub enum Isolating {
     VikingStages,
     /// llama.cpp's `superbpe` list in one pass ([`super::superbpe`]).
     SuperBpeStages,
+    /// Tiny Aya's first stage as Oniguruma reads it ([`DIGIT_GROUPS`]): digits in threes from
+    /// the right where a word boundary ends them ([`super::digit_groups`]).
+    DigitGroups,
     /// MiniCPM 5's or Laguna's list: a first stage, then a known family, with ASCII contractions
     /// if `true` ([`super::family_stages`]).
     FamilyStages(FamilyStages, bool),
@@ -105,6 +109,7 @@ impl Isolating {
             return Some(Isolating::DeepSeek3);
         }
         match p {
+            DIGIT_GROUPS => return Some(Isolating::DigitGroups),
             DIGITS => return Some(Isolating::Numbers(false)),
             DIGITS_CONTIGUOUS => return Some(Isolating::Numbers(true)),
             _ => {}
@@ -170,6 +175,7 @@ impl Isolating {
             Isolating::PunctStages(stages) => stages.for_each_piece(text, f),
             Isolating::VikingStages => viking::for_each_piece(text, f),
             Isolating::SuperBpeStages => superbpe::for_each_piece(text, f),
+            Isolating::DigitGroups => digit_groups::for_each_piece(text, f),
             Isolating::FamilyStages(stages, ascii) => stages.for_each_piece(ascii, text, f),
             Isolating::DeepSeek3 => matches_and_gaps(t, b, 0, &mut f),
             Isolating::DeepSeek3Stages => {

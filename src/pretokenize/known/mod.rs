@@ -66,6 +66,7 @@
 mod cl100k;
 mod deepseek3;
 mod deepseek_stages;
+mod digit_groups;
 mod family_stages;
 mod gpt2;
 mod isolating;
@@ -80,6 +81,7 @@ pub mod unicode;
 mod tests;
 
 pub use deepseek_stages::{Stages as DeepSeekStages, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES};
+pub use digit_groups::DIGIT_GROUPS;
 pub use family_stages::Stages as FamilyStages;
 pub use isolating::{Isolating, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DIGITS, DIGITS_CONTIGUOUS};
 pub use punct_stages::{Stages as PunctStages, DEFAULT_STAGES, FALCON_STAGES};
@@ -430,6 +432,22 @@ fn prefixed_runs<E>(
     }
     if gap < e {
         f(gap, e, false)?;
+    }
+    Ok(())
+}
+
+/// Calls `cut` with the start of every digit of the run `b[start..end]` (`digits` chars of
+/// `t`) that has a multiple of three digits from it to the run's end, the first digit included
+/// if the run is a multiple of three long: where a lookahead of `(\d{3})+` then the run's end
+/// holds.
+#[inline(always)]
+fn cuts_in_threes<E>(t: &CompiledTable, b: &[u8], start: usize, end: usize, digits: usize, mut cut: impl FnMut(usize) -> Result<(), E>) -> Result<(), E> {
+    let mut q = start;
+    for i in 0..digits {
+        if i % 3 == digits % 3 {
+            cut(q)?;
+        }
+        q += if end - start == digits { 1 } else { t.at(b, q).1 };
     }
     Ok(())
 }

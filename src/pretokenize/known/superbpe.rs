@@ -14,7 +14,7 @@
 //! runs of text between numbers (its tokens cross spaces), so the split was most of the encode
 //! (`src/PERFORMANCE.md`, "Twenty-third round").
 
-use super::is_list;
+use super::{cuts_in_threes, is_list};
 use crate::pretokenize::compiled::classes::{of_expression, Table};
 use std::sync::OnceLock;
 
@@ -77,7 +77,7 @@ pub fn for_each_piece<E>(text: &str, mut f: impl FnMut(usize, usize) -> Result<(
                 p += n;
                 continue;
             }
-            let (start, mut end, mut digits) = (p, p, 0usize);
+            let (start, mut end, mut digits) = (p, p, 0);
             while end < b.len() {
                 let (m, n) = t.at(b, end);
                 if m & DIGIT == 0 {
@@ -86,15 +86,13 @@ pub fn for_each_piece<E>(text: &str, mut f: impl FnMut(usize, usize) -> Result<(
                 end += n;
                 digits += 1;
             }
-            // a cut before every digit whose index is `digits` mod 3, but the last
-            let mut q = start;
-            for i in 0..digits {
-                if i % 3 == digits % 3 && q > cut {
+            cuts_in_threes(t, b, start, end, digits, |q| {
+                if q > cut {
                     f(cut, q)?;
                     cut = q;
                 }
-                q += if end - start == digits { 1 } else { t.at(b, q).1 };
-            }
+                Ok(())
+            })?;
             p = end;
         }
         f(cut, p)?;

@@ -46,6 +46,7 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
         .filter(|&p| all_spellings || p == DEEPSEEK3)
         .map(|p| (p, Hand::Isolating(Isolating::detect(p).expect("detected")), vec![regex_only(p)]));
     let stages = (DEEPSEEK3_STAGES[2], Hand::Isolating(Isolating::DeepSeek3Stages), DEEPSEEK3_STAGES.map(regex_only).to_vec());
+    let digit_groups = (DIGIT_GROUPS, Hand::Isolating(Isolating::DigitGroups), vec![regex_only(DIGIT_GROUPS)]);
     // Hugging Face's `Digits` (individual, or contiguous) before `ByteLevel`'s GPT-2 regex
     // (the `Digits` stage by itself is checked against `char::is_numeric` in `classes`)
     let digits = [(DIGITS, false), (DIGITS_CONTIGUOUS, true)]
@@ -76,7 +77,7 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
         let name = if which == FamilyStages::MiniCpm5 { "minicpm5" } else { "laguna" };
         (name, Hand::Isolating(Isolating::FamilyStages(which, ascii)), regex)
     });
-    known.chain(isolating).chain([stages]).chain(digits).chain(lists).chain(families).collect()
+    known.chain(isolating).chain([stages, digit_groups]).chain(digits).chain(lists).chain(families).collect()
 }
 
 /// Reusable piece buffers for [`compare`].
@@ -467,4 +468,34 @@ fn superbpe_cuts_digits_in_threes_from_the_right() {
     let (d, n) = (crate::pretokenize::compiled::classes::of_expression(r"\d", false), crate::pretokenize::compiled::classes::of_expression(r"\p{N}", false));
     let (d, n) = (d.expect("parses"), n.expect("parses"));
     assert!(d.iter().all(|&(a, z)| n.iter().any(|&(x, y)| x <= a && z <= y)), "a \\d char outside \\p{{N}}");
+}
+
+/// Tiny Aya's first stage as Oniguruma reads it: digits in threes from the right where the run
+/// ends at a boundary of Oniguruma's word class (`²³¹¼½¾` in it, the joiners not).
+#[test]
+fn digit_groups_need_a_word_boundary_after_the_run() {
+    let hand = Hand::Isolating(Isolating::DigitGroups);
+    let cases: [(&str, &[&str]); 10] = [
+        ("1234567", &["1", "234", "567"]),
+        ("6\u{be}", &["6\u{be}"]),
+        ("123abc 4567.", &["123abc ", "4", "567", "."]),
+        ("x1234", &["x", "1", "234"]),
+        ("12\u{200d}", &["12", "\u{200d}"]),
+        ("\u{661}\u{662}\u{663}\u{664}", &["\u{661}", "\u{662}\u{663}\u{664}"]),
+        ("123\u{b2} 45_6 78\u{2167}", &["123\u{b2} 45_", "6", " 78\u{2167}"]),
+        ("12\u{301}3", &["12\u{301}", "3"]),
+        ("", &[]),
+        ("no digits", &["no digits"]),
+    ];
+    let regex = [RegexSplitter::regex_only(DIGIT_GROUPS).expect("the stage compiles")];
+    let mut scratch = Scratch::default();
+    for (text, want) in cases {
+        let mut pieces = Vec::new();
+        hand.pieces(text, &mut pieces);
+        let got: Vec<&str> = pieces.iter().map(|&(s, e)| &text[s..e]).collect();
+        assert_eq!(got, want, "{text:?}");
+        compare(hand, &regex, text, &mut scratch).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+    }
+    assert_eq!(Isolating::detect(&format!("(?m){DIGIT_GROUPS}")), Some(Isolating::DigitGroups));
+    assert_eq!(Isolating::detect(r"\d{1,3}(?=(?:\d{3})*\b)"), None, "fancy-regex's \\b is not Oniguruma's");
 }
