@@ -33,8 +33,9 @@ fn table() -> &'static Table {
     })
 }
 
-/// Calls `f` with the byte range of every match of the stage in `text` and of the text between.
-pub fn for_each_piece<E>(text: &str, mut f: impl FnMut(usize, usize) -> Result<(), E>) -> Result<(), E> {
+/// Calls `f` with the byte range of every match of the stage in `text` and of the text between,
+/// and whether it is a match.
+pub fn for_each_piece<E>(text: &str, mut f: impl FnMut(usize, usize, bool) -> Result<(), E>) -> Result<(), E> {
     let (t, b) = (table(), text.as_bytes());
     let (mut p, mut gap) = (0, 0);
     while p < b.len() {
@@ -64,21 +65,21 @@ pub fn for_each_piece<E>(text: &str, mut f: impl FnMut(usize, usize) -> Result<(
             continue; // no boundary after the run: no match in it
         }
         if gap < start {
-            f(gap, start)?;
+            f(gap, start, false)?;
         }
         let mut from = start;
         cuts_in_threes(t, b, start, end, digits, |q| {
             if q > from {
-                f(from, q)?;
+                f(from, q, true)?;
                 from = q;
             }
             Ok(())
         })?;
-        f(from, end)?;
+        f(from, end, true)?;
         gap = end;
     }
     if gap < b.len() {
-        f(gap, b.len())?;
+        f(gap, b.len(), false)?;
     }
     Ok(())
 }

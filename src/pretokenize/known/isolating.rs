@@ -54,6 +54,10 @@ pub enum Isolating {
     /// Tiny Aya's first stage as Oniguruma reads it ([`DIGIT_GROUPS`]): digits in threes from
     /// the right where a word boundary ends them ([`super::digit_groups`]).
     DigitGroups,
+    /// Tiny Aya's two stages in one pass: [`Isolating::DigitGroups`], then a [`Known`] family
+    /// ([`Known::O200kAscii`]) on the text between (a group of one to three digits is one piece
+    /// of its `\p{N}{1,3}`).
+    DigitGroupsThen(Known),
     /// MiniCPM 5's or Laguna's list: a first stage, then a known family, with ASCII contractions
     /// if `true` ([`super::family_stages`]).
     FamilyStages(FamilyStages, bool),
@@ -147,6 +151,7 @@ impl Isolating {
             }
             [a, b] => match (Isolating::detect(a)?, Isolating::detect(b)?) {
                 (Isolating::Numbers(contiguous), Isolating::Known(k)) => Some(Isolating::NumbersThen(k, contiguous)),
+                (Isolating::DigitGroups, Isolating::Known(Known::O200kAscii)) => Some(Isolating::DigitGroupsThen(Known::O200kAscii)),
                 _ => None,
             },
             _ => None,
@@ -175,7 +180,14 @@ impl Isolating {
             Isolating::PunctStages(stages) => stages.for_each_piece(text, f),
             Isolating::VikingStages => viking::for_each_piece(text, f),
             Isolating::SuperBpeStages => superbpe::for_each_piece(text, f),
-            Isolating::DigitGroups => digit_groups::for_each_piece(text, f),
+            Isolating::DigitGroups => digit_groups::for_each_piece(text, |s, e, _| f(s, e)),
+            Isolating::DigitGroupsThen(k) => digit_groups::for_each_piece(text, |s, e, group| {
+                if group {
+                    f(s, e)
+                } else {
+                    k.for_each_piece(&text[s..e], |a, z| f(s + a, s + z))
+                }
+            }),
             Isolating::FamilyStages(stages, ascii) => stages.for_each_piece(ascii, text, f),
             Isolating::DeepSeek3 => matches_and_gaps(t, b, 0, &mut f),
             Isolating::DeepSeek3Stages => {

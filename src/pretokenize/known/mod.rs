@@ -112,6 +112,10 @@ pub enum Known {
     Tekken,
     /// Moonshot's Kimi K2: o200k with Han runs first and out of the letter classes.
     KimiK2,
+    /// o200k with llama.cpp's ASCII contractions (Tiny Aya's second stage).
+    O200kAscii,
+    /// o200k with ASCII contractions and every digit its own piece (Youtu's second stage).
+    Youtu,
 }
 
 /// tiktoken's `r50k_pat_str` (gpt2, r50k_base, p50k_base, p50k_edit).
@@ -179,8 +183,26 @@ pub const KIMI_K2: &str = concat!(
     r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
 );
 
+/// [`O200K`] with llama.cpp's ASCII contractions (llama.cpp's `tiny_aya`, second stage).
+pub const O200K_ASCII: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?",
+    "|",
+    r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+);
+
+/// [`O200K_ASCII`] with `\p{N}` (llama.cpp's `youtu`, second stage).
+pub const YOUTU_WORDS: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?",
+    "|",
+    r"\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+);
+
 /// Every pattern string recognised, with its family.
-pub const KNOWN_PATTERNS: [(&str, Known); 12] = [
+pub const KNOWN_PATTERNS: [(&str, Known); 14] = [
     (GPT2_TIKTOKEN, Known::Gpt2),
     (GPT2_ORIGINAL, Known::Gpt2),
     (GPT2_BRACKETED, Known::Gpt2),
@@ -193,6 +215,8 @@ pub const KNOWN_PATTERNS: [(&str, Known); 12] = [
     (O200K, Known::O200k),
     (TEKKEN, Known::Tekken),
     (KIMI_K2, Known::KimiK2),
+    (O200K_ASCII, Known::O200kAscii),
+    (YOUTU_WORDS, Known::Youtu),
 ];
 
 /// `$each!(splitter)` with the `piece_end` function (its parameters fixed) of the family
@@ -206,9 +230,11 @@ macro_rules! with_splitter {
             Known::Qwen2 => $each!(cl100k::piece_end::<1, false, false, true>),
             Known::Qwen35 => $each!(cl100k::piece_end::<1, false, true, true>),
             Known::SeedCoder => $each!(cl100k::piece_end::<1, false, false, false>),
-            Known::O200k => $each!(o200k::piece_end::<3, true, false>),
-            Known::Tekken => $each!(o200k::piece_end::<1, false, false>),
-            Known::KimiK2 => $each!(o200k::piece_end::<3, true, true>),
+            Known::O200k => $each!(o200k::piece_end::<3, { o200k::FOLDED }, false>),
+            Known::O200kAscii => $each!(o200k::piece_end::<3, { o200k::ASCII }, false>),
+            Known::Youtu => $each!(o200k::piece_end::<1, { o200k::ASCII }, false>),
+            Known::Tekken => $each!(o200k::piece_end::<1, { o200k::NONE }, false>),
+            Known::KimiK2 => $each!(o200k::piece_end::<3, { o200k::FOLDED }, true>),
         }
     };
 }

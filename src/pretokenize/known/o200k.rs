@@ -75,7 +75,7 @@ fn han_run(t: &Tables, b: &[u8], mut i: usize) -> usize {
 
 /// The end of the piece starting at `i`.
 #[inline(always)]
-pub(super) fn piece_end<const DIGITS: usize, const CONTRACTIONS: bool, const KIMI: bool>(t: &Tables, b: &[u8], i: usize) -> usize {
+pub(super) fn piece_end<const DIGITS: usize, const CONTRACTIONS: u8, const KIMI: bool>(t: &Tables, b: &[u8], i: usize) -> usize {
     let x = b[i];
     let f = t.byte(x);
     if f & MULTI == 0 {
@@ -98,7 +98,7 @@ pub(super) fn piece_end<const DIGITS: usize, const CONTRACTIONS: bool, const KIM
 /// no ASCII char is. `None` (a non-ASCII char where the letter run would start or go on) sends
 /// the start to [`general`], which decides it from scratch.
 #[inline(always)]
-fn ascii_start<const CONTRACTIONS: bool, const KIMI: bool>(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> Option<usize> {
+fn ascii_start<const CONTRACTIONS: u8, const KIMI: bool>(t: &Tables, b: &[u8], i: usize, x: u8, f: u8) -> Option<usize> {
     // The letter run starts at `i` (an ASCII letter) or after the ASCII prefix char `x`; digits
     // and newlines, which cannot prefix one, go to `general`.
     let p = if f & L != 0 {
@@ -127,7 +127,7 @@ fn ascii_start<const CONTRACTIONS: bool, const KIMI: bool>(t: &Tables, b: &[u8],
 /// those that the first two chars' flags rule out skipped. Kept out of line: it is the rarer path
 /// once [`ascii_start`] takes the ASCII shapes, and inlined it made the callers' loops bigger.
 #[inline(never)]
-fn general<const DIGITS: usize, const CONTRACTIONS: bool, const KIMI: bool>(t: &Tables, b: &[u8], i: usize) -> usize {
+fn general<const DIGITS: usize, const CONTRACTIONS: u8, const KIMI: bool>(t: &Tables, b: &[u8], i: usize) -> usize {
     let x = b[i];
     let (f, n) = char_k::<KIMI>(t, b, i);
     // A letter cannot be the prefix, and every letter is U or W: alternative 1 or 2 matches here.
@@ -230,12 +230,28 @@ fn letters<const KIMI: bool>(t: &Tables, b: &[u8], p: usize, mut g: u8, mut m: u
     Letters { lower_end, upper_end: j }
 }
 
-/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` after a letter run ending at `end` (nothing for Tekken).
+/// No contractions (Tekken).
+pub(super) const NONE: u8 = 0;
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)` (o200k, Kimi K2).
+pub(super) const FOLDED: u8 = 1;
+/// llama.cpp's `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])` (Tiny Aya, Youtu),
+/// which differs from [`FOLDED`] only on `'ſ`.
+pub(super) const ASCII: u8 = 2;
+
+/// The optional contraction (`CONTRACTIONS`: [`NONE`], [`FOLDED`], [`ASCII`]) after a letter
+/// run ending at `end`.
 #[inline(always)]
-fn with_contraction<const CONTRACTIONS: bool>(t: &Tables, b: &[u8], end: usize) -> usize {
-    if CONTRACTIONS && b.get(end) == Some(&b'\'') {
-        contraction_folded(t, b, end).unwrap_or(end)
-    } else {
-        end
+fn with_contraction<const CONTRACTIONS: u8>(t: &Tables, b: &[u8], end: usize) -> usize {
+    if CONTRACTIONS == NONE || b.get(end) != Some(&b'\'') {
+        return end;
+    }
+    if CONTRACTIONS == FOLDED {
+        return contraction_folded(t, b, end).unwrap_or(end);
+    }
+    let lower = |j: usize| b.get(j).map(u8::to_ascii_lowercase);
+    match (lower(end + 1), lower(end + 2)) {
+        (Some(b's' | b't' | b'm' | b'd'), _) => end + 2,
+        (Some(b'l'), Some(b'l')) | (Some(b'r' | b'v'), Some(b'e')) => end + 3,
+        _ => end,
     }
 }

@@ -47,6 +47,8 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
         .map(|p| (p, Hand::Isolating(Isolating::detect(p).expect("detected")), vec![regex_only(p)]));
     let stages = (DEEPSEEK3_STAGES[2], Hand::Isolating(Isolating::DeepSeek3Stages), DEEPSEEK3_STAGES.map(regex_only).to_vec());
     let digit_groups = (DIGIT_GROUPS, Hand::Isolating(Isolating::DigitGroups), vec![regex_only(DIGIT_GROUPS)]);
+    // Tiny Aya's list: digit groups, then o200k with ASCII contractions
+    let tiny_aya = (O200K_ASCII, Hand::Isolating(Isolating::DigitGroupsThen(Known::O200kAscii)), vec![regex_only(DIGIT_GROUPS), regex_only(O200K_ASCII)]);
     // Hugging Face's `Digits` (individual, or contiguous) before `ByteLevel`'s GPT-2 regex
     // (the `Digits` stage by itself is checked against `char::is_numeric` in `classes`)
     let digits = [(DIGITS, false), (DIGITS_CONTIGUOUS, true)]
@@ -77,7 +79,7 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
         let name = if which == FamilyStages::MiniCpm5 { "minicpm5" } else { "laguna" };
         (name, Hand::Isolating(Isolating::FamilyStages(which, ascii)), regex)
     });
-    known.chain(isolating).chain([stages, digit_groups]).chain(digits).chain(lists).chain(families).collect()
+    known.chain(isolating).chain([stages, digit_groups, tiny_aya]).chain(digits).chain(lists).chain(families).collect()
 }
 
 /// Reusable piece buffers for [`compare`].
@@ -498,4 +500,10 @@ fn digit_groups_need_a_word_boundary_after_the_run() {
     }
     assert_eq!(Isolating::detect(&format!("(?m){DIGIT_GROUPS}")), Some(Isolating::DigitGroups));
     assert_eq!(Isolating::detect(r"\d{1,3}(?=(?:\d{3})*\b)"), None, "fancy-regex's \\b is not Oniguruma's");
+    let list = |second: &str| vec![format!("(?m){DIGIT_GROUPS}"), format!("(?m){second}")];
+    assert_eq!(Isolating::detect_stages(&list(O200K_ASCII)), Some(Isolating::DigitGroupsThen(Known::O200kAscii)));
+    assert_eq!(Isolating::detect_stages(&list(O200K)), None, "o200k's number groups are not the stage's");
+    assert_eq!(Isolating::detect_stages(&list(YOUTU_WORDS)), None, "single digits would cut a group");
+    assert_eq!(Known::detect(O200K_ASCII), Some(Known::O200kAscii));
+    assert_eq!(Known::detect(YOUTU_WORDS), Some(Known::Youtu));
 }
