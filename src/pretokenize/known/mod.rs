@@ -67,6 +67,7 @@ mod cl100k;
 mod deepseek3;
 mod deepseek_stages;
 mod digit_groups;
+mod exaone;
 mod family_stages;
 mod gpt2;
 mod isolating;
@@ -82,6 +83,7 @@ mod tests;
 
 pub use deepseek_stages::{Stages as DeepSeekStages, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES};
 pub use digit_groups::DIGIT_GROUPS;
+pub use exaone::{EXAONE_MOE, EXAONE_MOE_ASCII};
 pub use family_stages::Stages as FamilyStages;
 pub use isolating::{Isolating, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DIGITS, DIGITS_CONTIGUOUS};
 pub use punct_stages::{Stages as PunctStages, DEFAULT_STAGES, FALCON_STAGES};
@@ -116,6 +118,10 @@ pub enum Known {
     O200kAscii,
     /// o200k with ASCII contractions and every digit its own piece (Youtu's second stage).
     Youtu,
+    /// EXAONE 4.5 MoE: letters in whole phrases (single spaces between letters), single digits.
+    Exaone,
+    /// [`Known::Exaone`] with llama.cpp's ASCII contractions.
+    ExaoneAscii,
 }
 
 /// tiktoken's `r50k_pat_str` (gpt2, r50k_base, p50k_base, p50k_edit).
@@ -202,7 +208,7 @@ pub const YOUTU_WORDS: &str = concat!(
 );
 
 /// Every pattern string recognised, with its family.
-pub const KNOWN_PATTERNS: [(&str, Known); 14] = [
+pub const KNOWN_PATTERNS: [(&str, Known); 16] = [
     (GPT2_TIKTOKEN, Known::Gpt2),
     (GPT2_ORIGINAL, Known::Gpt2),
     (GPT2_BRACKETED, Known::Gpt2),
@@ -217,6 +223,8 @@ pub const KNOWN_PATTERNS: [(&str, Known); 14] = [
     (KIMI_K2, Known::KimiK2),
     (O200K_ASCII, Known::O200kAscii),
     (YOUTU_WORDS, Known::Youtu),
+    (EXAONE_MOE, Known::Exaone),
+    (EXAONE_MOE_ASCII, Known::ExaoneAscii),
 ];
 
 /// `$each!(splitter)` with the `piece_end` function (its parameters fixed) of the family
@@ -233,6 +241,8 @@ macro_rules! with_splitter {
             Known::O200k => $each!(o200k::piece_end::<3, { o200k::FOLDED }, false>),
             Known::O200kAscii => $each!(o200k::piece_end::<3, { o200k::ASCII }, false>),
             Known::Youtu => $each!(o200k::piece_end::<1, { o200k::ASCII }, false>),
+            Known::Exaone => $each!(exaone::piece_end::<false>),
+            Known::ExaoneAscii => $each!(exaone::piece_end::<true>),
             Known::Tekken => $each!(o200k::piece_end::<1, { o200k::NONE }, false>),
             Known::KimiK2 => $each!(o200k::piece_end::<3, { o200k::FOLDED }, true>),
         }
@@ -589,6 +599,18 @@ fn ws_newline_first(t: &Tables, b: &[u8], i: usize) -> usize {
         Some(nl) => nl + 1,
         None if r.end == b.len() || r.last == i => r.end,
         None => r.last,
+    }
+}
+
+/// The end of llama.cpp's `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])` at `i`
+/// (where `b[i] == b'\''`), if it matches: [`contraction_folded`] but for `'ſ`.
+#[inline]
+fn contraction_ascii(b: &[u8], i: usize) -> Option<usize> {
+    let lower = |j: usize| b.get(j).map(u8::to_ascii_lowercase);
+    match (lower(i + 1), lower(i + 2)) {
+        (Some(b's' | b't' | b'm' | b'd'), _) => Some(i + 2),
+        (Some(b'l'), Some(b'l')) | (Some(b'r' | b'v'), Some(b'e')) => Some(i + 3),
+        _ => None,
     }
 }
 

@@ -30,7 +30,7 @@
 
 use super::unicode::{Tables, HAN, L, MULTI, N, S, U, W};
 use super::{
-    char_at, contraction_folded, digit_run, flags_or_end, punctuation, run_any_but, run_any_multi_but, run_bytes,
+    char_at, contraction_ascii, contraction_folded, digit_run, flags_or_end, punctuation, run_any_but, run_any_multi_but, run_bytes,
     run_none, ws_newline_first,
 };
 
@@ -248,10 +248,5 @@ fn with_contraction<const CONTRACTIONS: u8>(t: &Tables, b: &[u8], end: usize) ->
     if CONTRACTIONS == FOLDED {
         return contraction_folded(t, b, end).unwrap_or(end);
     }
-    let lower = |j: usize| b.get(j).map(u8::to_ascii_lowercase);
-    match (lower(end + 1), lower(end + 2)) {
-        (Some(b's' | b't' | b'm' | b'd'), _) => end + 2,
-        (Some(b'l'), Some(b'l')) | (Some(b'r' | b'v'), Some(b'e')) => end + 3,
-        _ => end,
-    }
+    contraction_ascii(b, end).unwrap_or(end)
 }

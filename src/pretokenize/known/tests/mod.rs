@@ -506,4 +506,33 @@ fn digit_groups_need_a_word_boundary_after_the_run() {
     assert_eq!(Isolating::detect_stages(&list(YOUTU_WORDS)), None, "single digits would cut a group");
     assert_eq!(Known::detect(O200K_ASCII), Some(Known::O200kAscii));
     assert_eq!(Known::detect(YOUTU_WORDS), Some(Known::Youtu));
+    assert_eq!(Known::detect(EXAONE_MOE), Some(Known::Exaone));
+    assert_eq!(Known::detect(EXAONE_MOE_ASCII), Some(Known::ExaoneAscii));
+}
+
+/// EXAONE 4.5 MoE's phrases: letters joined by single spaces, marks inside, one char before.
+#[test]
+fn exaone_letters_take_whole_phrases() {
+    let cases: [(&str, &[&str]); 8] = [
+        ("the cat sat", &["the cat sat"]),
+        ("the cat  sat.\n\nNext", &["the cat", " ", " sat", ".\n", "\n", "Next"]),
+        ("'s it's x'ſ 'ſ", &["'s", " it", "'s", " x", "'ſ", " '", "ſ"]),
+        ("e\u{301}te\u{301} a1 b", &["e\u{301}te\u{301} a", "1", " b"]),
+        ("\u{301}a !!x x!!\r\n", &["\u{301}a", " !!", "x x", "!!\r", "\n"]),
+        ("12 ab/\n", &["1", "2", " ab", "/\n"]),
+        ("  \t x", &["  \t", " x"]),
+        ("\u{4e2d}\u{6587} \u{d55c}", &["\u{4e2d}\u{6587} \u{d55c}"]),
+    ];
+    let mut scratch = Scratch::default();
+    for (known, pattern) in [(Known::Exaone, EXAONE_MOE), (Known::ExaoneAscii, EXAONE_MOE_ASCII)] {
+        let regex = [RegexSplitter::regex_only(pattern).expect("the pattern compiles")];
+        for (text, want) in cases {
+            compare(Hand::Known(known), &regex, text, &mut scratch).unwrap_or_else(|e| panic!("{known:?} {text:?}: {e}"));
+            let mut pieces = Vec::new();
+            Hand::Known(known).pieces(text, &mut pieces);
+            let got: Vec<&str> = pieces.iter().map(|&(s, e)| &text[s..e]).collect();
+            // (`x'ſ`: a contraction, or with ASCII contractions the quote before a phrase)
+            assert_eq!(got, want, "{known:?} {text:?}");
+        }
+    }
 }
