@@ -14,11 +14,14 @@
 //! joins such chars into gap pieces.
 
 use super::unicode::{Tables, L, M, PS, S};
-use super::{char_at, run_any, run_bytes, swar, ws_newline_first};
+use super::{char_at, run_any, run_bytes, swar, ws_newline_first, ws_run};
 
 /// The end of the match that starts at `i`, or `None` when no alternative matches there.
+/// With `SPARK`, Spark 2.5's third stage (llama.cpp's `spark2_5`): 3 is ` ?[\p{P}\p{S}]+`
+/// (no line ends after it), then `[\r\n]` (one line end), `\s+(?!\S)` and `\s+` (a whitespace
+/// run that starts with another space takes the line ends in it).
 #[inline(always)]
-pub(super) fn match_end(t: &Tables, b: &[u8], i: usize) -> Option<usize> {
+pub(super) fn match_end<const SPARK: bool>(t: &Tables, b: &[u8], i: usize) -> Option<usize> {
     let x = b[i];
     let (f, n) = char_at(t, b, i);
     // 1. The ASCII chars of `[\p{P}\p{S}]` are exactly the class's 32 punctuation chars.
@@ -40,15 +43,23 @@ pub(super) fn match_end(t: &Tables, b: &[u8], i: usize) -> Option<usize> {
         return Some(run_any(t, b, i + n + m, L | M));
     }
     // 3, with or without the space.
+    let trail: &[u8] = if SPARK { b"" } else { b"\r\n" };
     if f & PS != 0 {
-        return Some(run_bytes(b, run_any(t, b, i + n, PS), b"\r\n"));
+        return Some(run_bytes(b, run_any(t, b, i + n, PS), trail));
     }
     if x == b' ' && g & PS != 0 {
-        return Some(run_bytes(b, run_any(t, b, i + 1 + m, PS), b"\r\n"));
+        return Some(run_bytes(b, run_any(t, b, i + 1 + m, PS), trail));
     }
     // 4 to 6.
-    if f & S != 0 {
+    if f & S == 0 {
+        return None;
+    }
+    if !SPARK {
         return Some(ws_newline_first(t, b, i));
     }
-    None
+    if x == b'\r' || x == b'\n' {
+        return Some(i + 1);
+    }
+    let r = ws_run(t, b, i);
+    Some(if r.end == b.len() || r.last == i { r.end } else { r.last })
 }

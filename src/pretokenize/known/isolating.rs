@@ -27,6 +27,23 @@ pub const DEEPSEEK3_ESCAPED: &str = concat!(
     r"| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
 );
 
+/// Spark 2.5's third stage (llama.cpp's `spark2_5`): DeepSeek-V3's with nothing after
+/// punctuation and `[\r\n]` for `\s*[\r\n]+` (`\r` and `\n` as the characters themselves).
+pub const SPARK2_5_3: &str = concat!(
+    r##"[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^"##,
+    "\r\n",
+    r"\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+|[",
+    "\r\n",
+    r"]|\s+(?!\S)|\s+",
+);
+/// The same pattern with `\r` and `\n` written as regex escapes.
+pub const SPARK2_5_3_ESCAPED: &str = concat!(
+    r##"[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+"##,
+    r"| ?[\p{P}\p{S}]+|[\r\n]|\s+(?!\S)|\s+",
+);
+/// Spark 2.5's four stages: DeepSeek-V3's first two, [`SPARK2_5_3`], then each number char.
+pub const SPARK2_5_STAGES: [&str; 4] = [r"\p{N}{1,3}", "[\u{4E00}-\u{9FA5}\u{3040}-\u{309F}\u{30A0}-\u{30FF}]+", SPARK2_5_3, r"\p{N}"];
+
 /// Hand-written splitters for patterns that do not match at every position, for Hugging Face's
 /// `Split(Isolated)` stages: the text between two matches is a piece of its own, so the pieces
 /// tile the text as they do for [`Known`]. (A tiktoken-style pre-tokenizer drops that text, so
@@ -39,6 +56,9 @@ pub enum Isolating {
     /// threes, and [`Isolating::DeepSeek3`] on each run of CJK ideographs and kana and on the
     /// text between.
     DeepSeek3Stages,
+    /// Spark 2.5's four stages in one pass ([`SPARK2_5_STAGES`]): each number char, and Spark's
+    /// third stage on each run of CJK ideographs and kana and on the text between.
+    Spark25Stages,
     /// A [`Known`] family's pattern as an `Isolated` stage: it matches everywhere, so its pieces
     /// are the matches.
     Known(Known),
@@ -149,6 +169,10 @@ impl Isolating {
                 let ours = bare(a) == DEEPSEEK3_STAGES[0] && bare(b) == DEEPSEEK3_STAGES[1];
                 (ours && Isolating::detect(c) == Some(Isolating::DeepSeek3)).then_some(Isolating::DeepSeek3Stages)
             }
+            [a, b, c, d] => {
+                let ours = bare(a) == SPARK2_5_STAGES[0] && bare(b) == SPARK2_5_STAGES[1] && bare(d) == SPARK2_5_STAGES[3];
+                (ours && [SPARK2_5_3, SPARK2_5_3_ESCAPED].contains(&bare(c).as_str())).then_some(Isolating::Spark25Stages)
+            }
             [a, b] => match (Isolating::detect(a)?, Isolating::detect(b)?) {
                 (Isolating::Numbers(contiguous), Isolating::Known(k)) => Some(Isolating::NumbersThen(k, contiguous)),
                 (Isolating::DigitGroups, Isolating::Known(Known::O200kAscii)) => Some(Isolating::DigitGroupsThen(Known::O200kAscii)),
@@ -189,43 +213,49 @@ impl Isolating {
                 }
             }),
             Isolating::FamilyStages(stages, ascii) => stages.for_each_piece(ascii, text, f),
-            Isolating::DeepSeek3 => matches_and_gaps(t, b, 0, &mut f),
-            Isolating::DeepSeek3Stages => {
-                let mut i = 0;
-                while i < b.len() {
-                    let (g, n) = char_at(t, b, i);
-                    // Every stage cuts every piece of the stage before. A group of digits is one
-                    // piece of the last stage too (no digit starts a match of it, and no digit
-                    // is a letter to prefix), so it is not cut again.
-                    if g & N != 0 {
-                        let end = digit_run(t, b, i + n, 3);
-                        f(i, end)?;
-                        i = end;
-                        continue;
-                    }
-                    // A run of ideographs and kana, or the text up to the next digit or ideograph:
-                    // the last stage cuts either (kana runs hold punctuation: `・`, `゠`).
-                    let mut e = i + n;
-                    if cjk_kana(b, i) {
-                        while e < b.len() && cjk_kana(b, e) {
-                            e += 3;
-                        }
-                    } else {
-                        while e < b.len() {
-                            let (g, n) = char_at(t, b, e);
-                            if g & N != 0 || cjk_kana(b, e) {
-                                break;
-                            }
-                            e += n;
-                        }
-                    }
-                    matches_and_gaps(t, &b[i..e], i, &mut f)?;
-                    i = e;
-                }
-                Ok(())
-            }
+            Isolating::DeepSeek3 => matches_and_gaps::<false, E>(t, b, 0, &mut f),
+            Isolating::DeepSeek3Stages => cjk_stages::<false, E>(t, b, f),
+            Isolating::Spark25Stages => cjk_stages::<true, E>(t, b, f),
         }
     }
+}
+
+/// DeepSeek-V3's stages (or with `SPARK`, Spark 2.5's) on `b` in one pass.
+#[inline(always)]
+fn cjk_stages<const SPARK: bool, E>(t: &Tables, b: &[u8], mut f: impl FnMut(usize, usize) -> Result<(), E>) -> Result<(), E> {
+    let mut i = 0;
+    while i < b.len() {
+        let (g, n) = char_at(t, b, i);
+        // Every stage cuts every piece of the stage before. A group of digits is one
+        // piece of DeepSeek's last stage too (no digit starts a match of it, and no
+        // digit is a letter to prefix), so it is not cut again; Spark's last stage
+        // (`\p{N}`) cuts it into its chars.
+        if g & N != 0 {
+            let end = if SPARK { i + n } else { digit_run(t, b, i + n, 3) };
+            f(i, end)?;
+            i = end;
+            continue;
+        }
+        // A run of ideographs and kana, or the text up to the next digit or ideograph:
+        // the last stage cuts either (kana runs hold punctuation: `・`, `゠`).
+        let mut e = i + n;
+        if cjk_kana(b, i) {
+            while e < b.len() && cjk_kana(b, e) {
+                e += 3;
+            }
+        } else {
+            while e < b.len() {
+                let (g, n) = char_at(t, b, e);
+                if g & N != 0 || cjk_kana(b, e) {
+                    break;
+                }
+                e += n;
+            }
+        }
+        matches_and_gaps::<SPARK, E>(t, &b[i..e], i, &mut f)?;
+        i = e;
+    }
+    Ok(())
 }
 
 /// The pieces of `Digits`: each numeric char (each run of them with `contiguous`) and each run of
@@ -251,12 +281,12 @@ fn numbers<E>(b: &[u8], contiguous: bool, mut f: impl FnMut(usize, usize, bool) 
     Ok(())
 }
 
-/// [`Isolating::DeepSeek3`] on `b` as a text of its own (its end is the text's end for the
-/// pattern's lookahead), the ranges offset by `at`.
-fn matches_and_gaps<E>(t: &Tables, b: &[u8], at: usize, f: &mut impl FnMut(usize, usize) -> Result<(), E>) -> Result<(), E> {
+/// [`Isolating::DeepSeek3`] (with `SPARK`, Spark 2.5's third stage) on `b` as a text of its own
+/// (its end is the text's end for the pattern's lookahead), the ranges offset by `at`.
+fn matches_and_gaps<const SPARK: bool, E>(t: &Tables, b: &[u8], at: usize, f: &mut impl FnMut(usize, usize) -> Result<(), E>) -> Result<(), E> {
     let (mut i, mut gap) = (0, None);
     while i < b.len() {
-        match deepseek3::match_end(t, b, i) {
+        match deepseek3::match_end::<SPARK>(t, b, i) {
             Some(end) => {
                 if let Some(g) = gap.take() {
                     f(at + g, at + i)?;

@@ -85,7 +85,7 @@ pub use deepseek_stages::{Stages as DeepSeekStages, DEEPSEEK_CODER_STAGES, DEEPS
 pub use digit_groups::DIGIT_GROUPS;
 pub use exaone::{EXAONE_MOE, EXAONE_MOE_ASCII};
 pub use family_stages::Stages as FamilyStages;
-pub use isolating::{Isolating, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DIGITS, DIGITS_CONTIGUOUS};
+pub use isolating::{Isolating, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DIGITS, DIGITS_CONTIGUOUS, SPARK2_5_3_ESCAPED, SPARK2_5_STAGES};
 pub use punct_stages::{Stages as PunctStages, DEFAULT_STAGES, FALCON_STAGES};
 pub use superbpe::SUPERBPE_STAGES;
 pub use viking::VIKING_STAGES;

@@ -46,6 +46,7 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
         .filter(|&p| all_spellings || p == DEEPSEEK3)
         .map(|p| (p, Hand::Isolating(Isolating::detect(p).expect("detected")), vec![regex_only(p)]));
     let stages = (DEEPSEEK3_STAGES[2], Hand::Isolating(Isolating::DeepSeek3Stages), DEEPSEEK3_STAGES.map(regex_only).to_vec());
+    let spark = (SPARK2_5_STAGES[2], Hand::Isolating(Isolating::Spark25Stages), SPARK2_5_STAGES.map(regex_only).to_vec());
     let digit_groups = (DIGIT_GROUPS, Hand::Isolating(Isolating::DigitGroups), vec![regex_only(DIGIT_GROUPS)]);
     // Tiny Aya's list: digit groups, then o200k with ASCII contractions
     let tiny_aya = (O200K_ASCII, Hand::Isolating(Isolating::DigitGroupsThen(Known::O200kAscii)), vec![regex_only(DIGIT_GROUPS), regex_only(O200K_ASCII)]);
@@ -79,7 +80,7 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
         let name = if which == FamilyStages::MiniCpm5 { "minicpm5" } else { "laguna" };
         (name, Hand::Isolating(Isolating::FamilyStages(which, ascii)), regex)
     });
-    known.chain(isolating).chain([stages, digit_groups, tiny_aya]).chain(digits).chain(lists).chain(families).collect()
+    known.chain(isolating).chain([stages, spark, digit_groups, tiny_aya]).chain(digits).chain(lists).chain(families).collect()
 }
 
 /// Reusable piece buffers for [`compare`].
@@ -179,6 +180,13 @@ fn detects_exactly_the_known_strings() {
     assert_eq!(Isolating::detect_stages(&stages(&escaped)), Some(Isolating::DeepSeek3Stages));
     assert_eq!(Isolating::detect_stages(&stages(&DEEPSEEK3_STAGES[1..])), None);
     assert_eq!(Isolating::detect_stages(&stages(&[r"\p{N}", DEEPSEEK3_STAGES[1], DEEPSEEK3])), None);
+    assert_eq!(Isolating::detect_stages(&stages(&SPARK2_5_STAGES)), Some(Isolating::Spark25Stages));
+    let mut spark = SPARK2_5_STAGES;
+    spark[2] = SPARK2_5_3_ESCAPED;
+    assert_eq!(Isolating::detect_stages(&stages(&spark)), Some(Isolating::Spark25Stages));
+    spark[3] = r"\p{N}+";
+    assert_eq!(Isolating::detect_stages(&stages(&spark)), None);
+    assert_eq!(Isolating::detect_stages(&stages(&[DEEPSEEK3_STAGES[0], DEEPSEEK3_STAGES[1], DEEPSEEK3, r"\p{N}"])), None);
     // DeepSeek LLM's and Coder's lists, with or without `(?m)`, either spelling of the first stage
     let llm = Some(Isolating::DeepSeekStages(DeepSeekStages::Llm));
     let coder = Some(Isolating::DeepSeekStages(DeepSeekStages::Coder));
