@@ -27,7 +27,7 @@ use crate::core::CoreBpe;
 use crate::merge::backtrack::Backtrack;
 use crate::merge::{byte_pair_encode_with, heap, small, Ranks};
 use crate::pretokenize::known::{
-    FamilyStages, CL100K, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES, DEFAULT_STAGES, DIGITS, DIGIT_GROUPS,
+    FamilyStages, CHAMELEON_STAGES, CL100K, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES, DEFAULT_STAGES, DIGITS, DIGIT_GROUPS,
     DIGITS_CONTIGUOUS, FALCON_STAGES, GPT2_ORIGINAL, GPT2_TIKTOKEN, KNOWN_PATTERNS, O200K, O200K_ASCII, SPARK2_5_STAGES, SUPERBPE_STAGES, VIKING_STAGES,
 };
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
@@ -179,7 +179,7 @@ pub fn pretokenize(data: &[u8]) {
     // `Digits` stage is hand-written either way: its own test checks it against `char::is_numeric`)
     static STAGES: OnceLock<Vec<(Pretokenizer, Vec<RegexSplitter>)>> = OnceLock::new();
     let stages = STAGES.get_or_init(|| {
-        let lists: [&[&str]; 12] = [
+        let lists: [&[&str]; 13] = [
             &DEEPSEEK3_STAGES,
             &[DIGITS, GPT2_ORIGINAL],
             &[DIGITS_CONTIGUOUS, GPT2_ORIGINAL],
@@ -192,6 +192,7 @@ pub fn pretokenize(data: &[u8]) {
             &[DIGIT_GROUPS],
             &[DIGIT_GROUPS, O200K_ASCII],
             &SPARK2_5_STAGES,
+            &CHAMELEON_STAGES,
         ];
         let families = [FamilyStages::MiniCpm5, FamilyStages::Laguna].into_iter().flat_map(|s| [s.patterns(false).to_vec(), s.patterns(true).to_vec()]);
         lists

@@ -8,7 +8,7 @@ use super::family_stages::Stages as FamilyStages;
 use super::punct_stages::Stages as PunctStages;
 use super::unicode::{self, Tables, N};
 use super::digit_groups::{self, DIGIT_GROUPS};
-use super::{char_at, decode_multi, deepseek3, digit_run, superbpe, viking, Known};
+use super::{chameleon, char_at, decode_multi, deepseek3, digit_run, superbpe, viking, Known};
 
 /// DeepSeek-V3's last split stage as its `tokenizer.json` writes it (`\r` and `\n` as the
 /// characters themselves; llama.cpp's `deepseek-v3` list, `bpekit.formats.llamacpp.DEEPSEEK3_LLM_3`).
@@ -71,6 +71,8 @@ pub enum Isolating {
     VikingStages,
     /// llama.cpp's `superbpe` list in one pass ([`super::superbpe`]).
     SuperBpeStages,
+    /// llama.cpp's `chameleon` list in one pass ([`super::chameleon`]).
+    ChameleonStages,
     /// Tiny Aya's first stage as Oniguruma reads it ([`DIGIT_GROUPS`]): digits in threes from
     /// the right where a word boundary ends them ([`super::digit_groups`]).
     DigitGroups,
@@ -159,6 +161,9 @@ impl Isolating {
         if superbpe::detect(patterns) {
             return Some(Isolating::SuperBpeStages);
         }
+        if chameleon::detect(patterns) {
+            return Some(Isolating::ChameleonStages);
+        }
         if let Some((stages, ascii)) = FamilyStages::detect(patterns) {
             return Some(Isolating::FamilyStages(stages, ascii));
         }
@@ -204,6 +209,7 @@ impl Isolating {
             Isolating::PunctStages(stages) => stages.for_each_piece(text, f),
             Isolating::VikingStages => viking::for_each_piece(text, f),
             Isolating::SuperBpeStages => superbpe::for_each_piece(text, f),
+            Isolating::ChameleonStages => chameleon::for_each_piece(text, f),
             Isolating::DigitGroups => digit_groups::for_each_piece(text, |s, e, _| f(s, e)),
             Isolating::DigitGroupsThen(k) => digit_groups::for_each_piece(text, |s, e, group| {
                 if group {

@@ -63,6 +63,7 @@
 //! (its end, its last newline, the start of its last char) and pick the end that the regex's
 //! backtracking would pick.
 
+mod chameleon;
 mod cl100k;
 mod deepseek3;
 mod deepseek_stages;
@@ -81,6 +82,7 @@ pub mod unicode;
 #[cfg(test)]
 mod tests;
 
+pub use chameleon::CHAMELEON_STAGES;
 pub use deepseek_stages::{Stages as DeepSeekStages, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES};
 pub use digit_groups::DIGIT_GROUPS;
 pub use exaone::{EXAONE_MOE, EXAONE_MOE_ASCII};

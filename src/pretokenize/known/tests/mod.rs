@@ -60,7 +60,7 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
             (GPT2_ORIGINAL, Hand::Isolating(Isolating::NumbersThen(Known::Gpt2, contiguous)), stages)
         });
     // DeepSeek LLM's and Coder's lists (`(?m)`, as `bpekit.pipeline.fast` writes each stage)
-    // and llama.cpp's `default`, `falcon`, `viking` and `superbpe` lists
+    // and llama.cpp's `default`, `falcon`, `viking`, `superbpe` and `chameleon` lists
     let lists = [
         (DEEPSEEK_LLM_STAGES.as_slice(), Isolating::DeepSeekStages(DeepSeekStages::Llm)),
         (DEEPSEEK_CODER_STAGES.as_slice(), Isolating::DeepSeekStages(DeepSeekStages::Coder)),
@@ -68,6 +68,7 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
         (FALCON_STAGES.as_slice(), Isolating::PunctStages(PunctStages::Falcon)),
         (VIKING_STAGES.as_slice(), Isolating::VikingStages),
         (SUPERBPE_STAGES.as_slice(), Isolating::SuperBpeStages),
+        (CHAMELEON_STAGES.as_slice(), Isolating::ChameleonStages),
     ];
     let lists = lists.into_iter().map(|(list, which)| {
         let regex = list.iter().map(|p| regex_only(&format!("(?m){p}"))).collect();
@@ -208,6 +209,8 @@ fn detects_exactly_the_known_strings() {
     assert_eq!(Isolating::detect_stages(&plain(&DEFAULT_STAGES[..3])), None);
     assert_eq!(Isolating::detect_stages(&stages(&VIKING_STAGES)), Some(Isolating::VikingStages));
     assert_eq!(Isolating::detect_stages(&plain(&SUPERBPE_STAGES)), Some(Isolating::SuperBpeStages));
+    assert_eq!(Isolating::detect_stages(&stages(&CHAMELEON_STAGES)), Some(Isolating::ChameleonStages));
+    assert_eq!(Isolating::detect_stages(&plain(&CHAMELEON_STAGES[1..])), None);
     assert_eq!(Isolating::detect_stages(&stages(&SUPERBPE_STAGES)), Some(Isolating::SuperBpeStages));
     assert_eq!(Isolating::detect_stages(&plain(&[SUPERBPE_STAGES[1], SUPERBPE_STAGES[0]])), None);
     assert_eq!(Isolating::detect_stages(&plain(&[r"\p{N}", SUPERBPE_STAGES[1]])), None);
@@ -543,4 +546,23 @@ fn exaone_letters_take_whole_phrases() {
             assert_eq!(got, want, "{known:?} {text:?}");
         }
     }
+}
+
+/// Chameleon's list on its own markers: image tokens (overlapping, too many letters), sentinels,
+/// space runs, against the six stages on fancy-regex.
+#[test]
+fn chameleon_markers_split_as_the_stages() {
+    let hand = Hand::Isolating(Isolating::ChameleonStages);
+    let regex: Vec<RegexSplitter> = CHAMELEON_STAGES.iter().map(|p| RegexSplitter::regex_only(p).expect("the stage compiles")).collect();
+    let texts = [
+        "IMGIMGIMGIMGAZ", "xIMGIMGABCDEZy", "xIMGIMGABCDZy", "xIMGIMGAZy", "IMGIMGZ", "IMGIMGAIMGIMGBZ", "<sentinel:12>a",
+        "a<sentinel:>b", "<sentinel:1><sentinel:2>", "     x\t\ty", "1,000.5! it's", "  \n   \t  z", "IMGIMGAZ<sentinel:3>IMGIMG",
+    ];
+    let mut scratch = Scratch::default();
+    for text in texts {
+        compare(hand, &regex, text, &mut scratch).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+    }
+    let mut pieces = Vec::new();
+    hand.pieces("IMGIMGIMGIMGAZ", &mut pieces);
+    assert_eq!(pieces, [(0, 6), (6, 14)]);
 }
