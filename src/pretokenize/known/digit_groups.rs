@@ -13,7 +13,7 @@
 //! Performance: the stage kept the whole list on Python's `regex` module, 2 MB/s of English
 //! through `Tokenizer.encode` (`src/PERFORMANCE.md`, "Twenty-third round").
 
-use super::cuts_in_threes;
+use super::{class_run, cuts_in_threes};
 use crate::pretokenize::compiled::classes::{of_expression, Table};
 use std::sync::OnceLock;
 
@@ -51,15 +51,7 @@ pub fn for_each_piece<E>(text: &str, mut f: impl FnMut(usize, usize, bool) -> Re
                 continue;
             }
         }
-        let (start, mut end, mut digits) = (p, p, 0);
-        while end < b.len() {
-            let (m, n) = t.at(b, end);
-            if m & DIGIT == 0 {
-                break;
-            }
-            end += n;
-            digits += 1;
-        }
+        let (start, (end, digits)) = (p, class_run(t, b, p, DIGIT));
         p = end;
         if end < b.len() && t.at(b, end).0 & WORD != 0 {
             continue; // no boundary after the run: no match in it

@@ -474,6 +474,22 @@ fn prefixed_runs<E>(
     Ok(())
 }
 
+/// The end of the run of chars of class `digit` (a bit of `t`) from `start`, and its length in
+/// chars.
+#[inline(always)]
+fn class_run(t: &CompiledTable, b: &[u8], start: usize, digit: u32) -> (usize, usize) {
+    let (mut end, mut chars) = (start, 0);
+    while end < b.len() {
+        let (m, n) = t.at(b, end);
+        if m & digit == 0 {
+            break;
+        }
+        end += n;
+        chars += 1;
+    }
+    (end, chars)
+}
+
 /// Calls `cut` with the start of every digit of the run `b[start..end]` (`digits` chars of
 /// `t`) that has a multiple of three digits from it to the run's end, the first digit included
 /// if the run is a multiple of three long: where a lookahead of `(\d{3})+` then the run's end

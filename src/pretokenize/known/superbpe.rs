@@ -14,7 +14,7 @@
 //! runs of text between numbers (its tokens cross spaces), so the split was most of the encode
 //! (`src/PERFORMANCE.md`, "Twenty-third round").
 
-use super::{cuts_in_threes, is_list};
+use super::{class_run, cuts_in_threes, is_list};
 use crate::pretokenize::compiled::classes::{of_expression, Table};
 use std::sync::OnceLock;
 
@@ -77,16 +77,8 @@ pub fn for_each_piece<E>(text: &str, mut f: impl FnMut(usize, usize) -> Result<(
                 p += n;
                 continue;
             }
-            let (start, mut end, mut digits) = (p, p, 0);
-            while end < b.len() {
-                let (m, n) = t.at(b, end);
-                if m & DIGIT == 0 {
-                    break;
-                }
-                end += n;
-                digits += 1;
-            }
-            cuts_in_threes(t, b, start, end, digits, |q| {
+            let (end, digits) = class_run(t, b, p, DIGIT);
+            cuts_in_threes(t, b, p, end, digits, |q| {
                 if q > cut {
                     f(cut, q)?;
                     cut = q;

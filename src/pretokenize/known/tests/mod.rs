@@ -450,6 +450,18 @@ fn ascii_contractions_join_quote_long_s_to_the_letters_after_it() {
     }
 }
 
+/// Each text's pieces are the ones written down, and the regex side's.
+fn check_cases(hand: Hand, regex: &[RegexSplitter], cases: &[(&str, &[&str])]) {
+    let mut scratch = Scratch::default();
+    for &(text, want) in cases {
+        let mut pieces = Vec::new();
+        hand.pieces(text, &mut pieces);
+        let got: Vec<&str> = pieces.iter().map(|&(s, e)| &text[s..e]).collect();
+        assert_eq!(got, want, "{hand:?} {text:?}");
+        compare(hand, regex, text, &mut scratch).unwrap_or_else(|e| panic!("{hand:?} {text:?}: {e}"));
+    }
+}
+
 /// SuperBPE's list: the digits of a number cut in threes from the right, counted in chars; a cut
 /// after another number char makes a piece of it; the stages on fancy-regex agree.
 #[test]
@@ -469,14 +481,7 @@ fn superbpe_cuts_digits_in_threes_from_the_right() {
         ("", &[]),
     ];
     let regex: Vec<RegexSplitter> = SUPERBPE_STAGES.iter().map(|p| RegexSplitter::regex_only(p).expect("the stage compiles")).collect();
-    let mut scratch = Scratch::default();
-    for (text, want) in cases {
-        let mut pieces = Vec::new();
-        hand.pieces(text, &mut pieces);
-        let got: Vec<&str> = pieces.iter().map(|&(s, e)| &text[s..e]).collect();
-        assert_eq!(got, want, "{text:?}");
-        compare(hand, &regex, text, &mut scratch).unwrap_or_else(|e| panic!("{text:?}: {e}"));
-    }
+    check_cases(hand, &regex, &cases);
     // the class of the second stage lies inside the first's: the text between numbers has no `\d`
     let (d, n) = (crate::pretokenize::compiled::classes::of_expression(r"\d", false), crate::pretokenize::compiled::classes::of_expression(r"\p{N}", false));
     let (d, n) = (d.expect("parses"), n.expect("parses"));
@@ -500,15 +505,7 @@ fn digit_groups_need_a_word_boundary_after_the_run() {
         ("", &[]),
         ("no digits", &["no digits"]),
     ];
-    let regex = [RegexSplitter::regex_only(DIGIT_GROUPS).expect("the stage compiles")];
-    let mut scratch = Scratch::default();
-    for (text, want) in cases {
-        let mut pieces = Vec::new();
-        hand.pieces(text, &mut pieces);
-        let got: Vec<&str> = pieces.iter().map(|&(s, e)| &text[s..e]).collect();
-        assert_eq!(got, want, "{text:?}");
-        compare(hand, &regex, text, &mut scratch).unwrap_or_else(|e| panic!("{text:?}: {e}"));
-    }
+    check_cases(hand, &[RegexSplitter::regex_only(DIGIT_GROUPS).expect("the stage compiles")], &cases);
     assert_eq!(Isolating::detect(&format!("(?m){DIGIT_GROUPS}")), Some(Isolating::DigitGroups));
     assert_eq!(Isolating::detect(r"\d{1,3}(?=(?:\d{3})*\b)"), None, "fancy-regex's \\b is not Oniguruma's");
     let list = |second: &str| vec![format!("(?m){DIGIT_GROUPS}"), format!("(?m){second}")];
@@ -534,17 +531,9 @@ fn exaone_letters_take_whole_phrases() {
         ("  \t x", &["  \t", " x"]),
         ("\u{4e2d}\u{6587} \u{d55c}", &["\u{4e2d}\u{6587} \u{d55c}"]),
     ];
-    let mut scratch = Scratch::default();
+    // (`x'ſ`: a contraction, or with ASCII contractions the quote before a phrase)
     for (known, pattern) in [(Known::Exaone, EXAONE_MOE), (Known::ExaoneAscii, EXAONE_MOE_ASCII)] {
-        let regex = [RegexSplitter::regex_only(pattern).expect("the pattern compiles")];
-        for (text, want) in cases {
-            compare(Hand::Known(known), &regex, text, &mut scratch).unwrap_or_else(|e| panic!("{known:?} {text:?}: {e}"));
-            let mut pieces = Vec::new();
-            Hand::Known(known).pieces(text, &mut pieces);
-            let got: Vec<&str> = pieces.iter().map(|&(s, e)| &text[s..e]).collect();
-            // (`x'ſ`: a contraction, or with ASCII contractions the quote before a phrase)
-            assert_eq!(got, want, "{known:?} {text:?}");
-        }
+        check_cases(Hand::Known(known), &[RegexSplitter::regex_only(pattern).expect("the pattern compiles")], &cases);
     }
 }
 
