@@ -69,7 +69,7 @@ def test_families_get_the_compiled_matcher() -> None:
         engines = _core.IsolatedSplit(list(_stages(name))).engines
         assert (set(engines) == {"hand"}) if name in HAND_LISTS else (engines[stage] == "regex"), (name, engines)
     assert _core.IsolatedSplit(list(_stages("deepseek-llm")), regex_only=True).engines == ["regex"] * 6
-    # EXAONE 4.5 MoE's phrases (a repeated group of more than one char) are split by hand (session 23)
+    # EXAONE MoE's phrases (a repeated group of more than one char) are split by hand (session 23)
     for stage in (_stages("exaone-moe")[0], llamacpp.upstream_regexes(llamacpp.PRE_TOKENIZERS["exaone-moe"])[0]):
         assert _core.IsolatedSplit([stage]).engines == ["hand"]
         assert engine(stage).startswith("hand-written (exaone")

@@ -1,4 +1,4 @@
-//! EXAONE 4.5 MoE's pattern (llama.cpp's `exaone-moe`), whose letters take whole phrases:
+//! EXAONE MoE's pattern (llama.cpp's `exaone-moe`), whose letters take whole phrases:
 //!
 //! `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}|
 //!  ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+`, or with llama.cpp's ASCII contractions.

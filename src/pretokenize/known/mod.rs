@@ -120,7 +120,7 @@ pub enum Known {
     O200kAscii,
     /// o200k with ASCII contractions and every digit its own piece (Youtu's second stage).
     Youtu,
-    /// EXAONE 4.5 MoE: letters in whole phrases (single spaces between letters), single digits.
+    /// EXAONE MoE: letters in whole phrases (single spaces between letters), single digits.
     Exaone,
     /// [`Known::Exaone`] with llama.cpp's ASCII contractions.
     ExaoneAscii,

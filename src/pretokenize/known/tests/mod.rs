@@ -518,7 +518,7 @@ fn digit_groups_need_a_word_boundary_after_the_run() {
     assert_eq!(Known::detect(EXAONE_MOE_ASCII), Some(Known::ExaoneAscii));
 }
 
-/// EXAONE 4.5 MoE's phrases: letters joined by single spaces, marks inside, one char before.
+/// EXAONE MoE's phrases: letters joined by single spaces, marks inside, one char before.
 #[test]
 fn exaone_letters_take_whole_phrases() {
     let cases: [(&str, &[&str]); 8] = [
