@@ -28,8 +28,8 @@ COMPILED = ["chameleon", "deepseek-coder", "deepseek-llm", "default", "falcon", 
 REGEX = {"tiny_aya": 0, "superbpe": 1}
 # lists one hand-written splitter stands for as a whole (sessions 22, 23): their stages are
 # compiled when each stands alone, but superbpe's second (a lookahead of three digits)
-HAND_LISTS = {"chameleon", "deepseek-llm", "deepseek-coder", "default", "falcon", "laguna", "minicpm5", "spark2_5", "superbpe",
-              "viking"}
+HAND_LISTS = {"chameleon", "deepseek-llm", "deepseek-coder", "default", "falcon", "laguna", "minicpm5",
+              "spark2_5", "superbpe", "viking"}
 # every list whose split is checked against the stages on the regex engine
 SPLIT = [*COMPILED, "superbpe"]
 
