@@ -10,7 +10,7 @@
 //!    does (`²123` -> `²`, `123`). The text between numbers has no `\d`, so no match.
 //!
 //! Performance: the second stage kept fancy-regex's backtracking VM (a lookahead of more than
-//! one char), 13.7 MB/s on English against 300–500 for this pass, and SuperBPE's pieces are whole
+//! one char), 13 MB/s on English against about 1,100 for this pass, and SuperBPE's pieces are whole
 //! runs of text between numbers (its tokens cross spaces), so the split was most of the encode
 //! (`src/PERFORMANCE.md`, "Twenty-third round").
 
