@@ -60,6 +60,5 @@ pub(super) fn match_end<const SPARK: bool>(t: &Tables, b: &[u8], i: usize) -> Op
     if x == b'\r' || x == b'\n' {
         return Some(i + 1);
     }
-    let r = ws_run(t, b, i);
-    Some(if r.end == b.len() || r.last == i { r.end } else { r.last })
+    Some(ws_run(t, b, i).lookahead_end(i, b.len()))
 }

@@ -40,12 +40,7 @@ pub(super) fn piece_end(t: &Tables, b: &[u8], i: usize) -> usize {
     }
     // Whitespace: the whole run at the end of the text (`\s++$`); otherwise all but its last char
     // (`\s+(?!\S)` backtracks one char), or the single char (`\s`).
-    let r = ws_run(t, b, i);
-    if r.end == b.len() || r.last == i {
-        r.end
-    } else {
-        r.last
-    }
+    ws_run(t, b, i).lookahead_end(i, b.len())
 }
 
 /// The end of `'(?:[sdmt]|ll|ve|re)` at `i` (case-sensitive, ASCII only), if it matches.

@@ -607,6 +607,20 @@ fn ws_run(t: &Tables, b: &[u8], mut i: usize) -> WsRun {
     WsRun { end: i, last, last_newline }
 }
 
+impl WsRun {
+    /// Where `\s+(?!\S)|\s+` ends for this run, started at `i` in a text of `len` bytes: the
+    /// whole run if the text ends there or it is one char, else all but its last char (which
+    /// then prefixes the next piece).
+    #[inline(always)]
+    fn lookahead_end(&self, i: usize, len: usize) -> usize {
+        if self.end == len || self.last == i {
+            self.end
+        } else {
+            self.last
+        }
+    }
+}
+
 /// `\s*[\r\n]+|\s+(?!\S)|\s+` at the start of a whitespace run (Llama 3, Qwen2, o200k): through
 /// the run's last newline; else the whole run if the text ends there; else all but the run's last
 /// char (which then prefixes the next piece), unless that char is the only one.
@@ -615,8 +629,7 @@ fn ws_newline_first(t: &Tables, b: &[u8], i: usize) -> usize {
     let r = ws_run(t, b, i);
     match r.last_newline {
         Some(nl) => nl + 1,
-        None if r.end == b.len() || r.last == i => r.end,
-        None => r.last,
+        None => r.lookahead_end(i, b.len()),
     }
 }
 

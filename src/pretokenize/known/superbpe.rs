@@ -14,7 +14,7 @@
 //! runs of text between numbers (its tokens cross spaces), so the split was most of the encode
 //! (`src/PERFORMANCE.md`, "Twenty-third round").
 
-use super::{class_run, cuts_in_threes, is_list};
+use super::{class_run, cuts_in_threes, is_list, number_stage};
 use crate::pretokenize::compiled::classes::{of_expression, Table};
 use std::sync::OnceLock;
 
@@ -42,37 +42,17 @@ pub fn detect(patterns: &[String]) -> bool {
 /// Calls `f` with the byte range of every piece the stages make of `text`, in order.
 pub fn for_each_piece<E>(text: &str, mut f: impl FnMut(usize, usize) -> Result<(), E>) -> Result<(), E> {
     let (t, b) = (table(), text.as_bytes());
-    let mut p = 0;
-    while p < b.len() {
-        // the text up to the next number char (ASCII answered from the byte alone)
-        let gap = p;
-        while p < b.len() {
-            if b[p] < 0x80 {
-                if b[p].is_ascii_digit() {
-                    break;
-                }
-                p += 1;
-                continue;
-            }
+    if b.is_empty() {
+        return Ok(());
+    }
+    number_stage(b, 0, b.len(), true, |s, e| {
+        if t.at(b, s).0 & NUMBER == 0 {
+            return f(s, e); // the text between numbers
+        }
+        // a run of numbers: each run of digits in it cut in threes from the right
+        let (mut p, mut cut) = (s, s);
+        while p < e {
             let (m, n) = t.at(b, p);
-            if m & NUMBER != 0 {
-                break;
-            }
-            p += n;
-        }
-        if gap < p {
-            f(gap, p)?;
-        }
-        if p == b.len() {
-            break;
-        }
-        let mut cut = p;
-        // the run of numbers from `p`, and in it each run of digits
-        while p < b.len() {
-            let (m, n) = t.at(b, p);
-            if m & NUMBER == 0 {
-                break;
-            }
             if m & DIGIT == 0 {
                 p += n;
                 continue;
@@ -87,7 +67,6 @@ pub fn for_each_piece<E>(text: &str, mut f: impl FnMut(usize, usize) -> Result<(
             })?;
             p = end;
         }
-        f(cut, p)?;
-    }
-    Ok(())
+        f(cut, e)
+    })
 }
