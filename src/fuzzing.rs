@@ -28,7 +28,7 @@ use crate::merge::backtrack::Backtrack;
 use crate::merge::{byte_pair_encode_with, heap, small, Ranks};
 use crate::pretokenize::known::{
     FamilyStages, CHAMELEON_STAGES, CL100K, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, DEEPSEEK_CODER_STAGES, DEEPSEEK_LLM_STAGES, DEFAULT_STAGES, DIGITS, DIGIT_GROUPS,
-    DIGITS_CONTIGUOUS, FALCON_STAGES, GPT2_ORIGINAL, GPT2_TIKTOKEN, KNOWN_PATTERNS, O200K, O200K_ASCII, SPARK2_5_STAGES, SUPERBPE_STAGES, VIKING_STAGES,
+    DIGITS_CONTIGUOUS, FALCON_STAGES, GPT2_ORIGINAL, GPT2_TIKTOKEN, JAIS2, JAIS2_ASCII, KNOWN_PATTERNS, O200K, O200K_ASCII, SPARK2_5_STAGES, SUPERBPE_STAGES, VIKING_STAGES, YOUTU_STAGES,
 };
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use crate::special::{Found, Specials};
@@ -170,7 +170,7 @@ pub fn pretokenize(data: &[u8]) {
             .collect()
     });
     let isolating = ISOLATING.get_or_init(|| {
-        [DEEPSEEK3, DEEPSEEK3_ESCAPED]
+        [DEEPSEEK3, DEEPSEEK3_ESCAPED, JAIS2, JAIS2_ASCII, VIKING_STAGES[0]]
             .iter()
             .map(|p| (RegexSplitter::new(p).unwrap(), RegexSplitter::regex_only(p).unwrap()))
             .collect()
@@ -179,7 +179,7 @@ pub fn pretokenize(data: &[u8]) {
     // `Digits` stage is hand-written either way: its own test checks it against `char::is_numeric`)
     static STAGES: OnceLock<Vec<(Pretokenizer, Vec<RegexSplitter>)>> = OnceLock::new();
     let stages = STAGES.get_or_init(|| {
-        let lists: [&[&str]; 13] = [
+        let lists: [&[&str]; 14] = [
             &DEEPSEEK3_STAGES,
             &[DIGITS, GPT2_ORIGINAL],
             &[DIGITS_CONTIGUOUS, GPT2_ORIGINAL],
@@ -193,6 +193,7 @@ pub fn pretokenize(data: &[u8]) {
             &[DIGIT_GROUPS, O200K_ASCII],
             &SPARK2_5_STAGES,
             &CHAMELEON_STAGES,
+            &YOUTU_STAGES,
         ];
         let families = [FamilyStages::MiniCpm5, FamilyStages::Laguna].into_iter().flat_map(|s| [s.patterns(false).to_vec(), s.patterns(true).to_vec()]);
         lists

@@ -21,15 +21,16 @@ from hardening.hostile import HOSTILE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-# llama.cpp's families whose stages the compiled matcher splits, and those that keep fancy-regex
-# for a stage (a repetition of a group of more than one char, `\b`, a lookahead of more than one char)
+# llama.cpp's families whose stages the compiled matcher splits when each stands alone, and those
+# that keep fancy-regex for a stage (a repetition of a group of more than one char, `\b`, a
+# lookahead of more than one char)
 COMPILED = ["chameleon", "deepseek-coder", "deepseek-llm", "default", "falcon", "granite-embed-multi-97m", "jais-2",
             "laguna", "minicpm5", "poro-chat", "spark2_5", "ufakzeka", "viking", "youtu"]  # fmt: skip
 REGEX = {"tiny_aya": 0, "superbpe": 1}
-# lists one hand-written splitter stands for as a whole (sessions 22, 23): their stages are
-# compiled when each stands alone, but superbpe's second (a lookahead of three digits)
-HAND_LISTS = {"chameleon", "deepseek-llm", "deepseek-coder", "default", "falcon", "laguna", "minicpm5",
-              "spark2_5", "superbpe", "viking"}
+# lists one hand-written splitter stands for as a whole (sessions 22 to 24): since session 24,
+# every list above
+HAND_LISTS = {"chameleon", "deepseek-llm", "deepseek-coder", "default", "falcon", "granite-embed-multi-97m", "jais-2",
+              "laguna", "minicpm5", "poro-chat", "spark2_5", "superbpe", "ufakzeka", "viking", "youtu"}  # fmt: skip
 # every list whose split is checked against the stages on the regex engine
 SPLIT = [*COMPILED, "superbpe"]
 
@@ -49,9 +50,10 @@ def _texts() -> list[str]:
     return lines + ["\n".join(lines[i : i + 8]) for i in range(0, len(lines), 37)] + code
 
 
-# stages of the compiled families that a hand-written family splits (session 23): Youtu's second
-# (o200k with ASCII contractions and single digits)
-HAND_STAGES = {"youtu": 1}
+# stages of those families that are split by hand when they stand alone: Youtu's second (o200k
+# with ASCII contractions and single digits, session 23), and the single stages of session 24
+# (viking's first stage is poro-chat's list)
+HAND_STAGES = {"youtu": 1, "granite-embed-multi-97m": 0, "jais-2": 0, "poro-chat": 0, "ufakzeka": 0, "viking": 0}
 
 
 def test_families_get_the_compiled_matcher() -> None:
@@ -126,8 +128,10 @@ def _pair(pattern: str):
 
 @pytest.mark.parametrize("pattern", CUSTOM)
 def test_an_encoding_with_a_compiled_pattern_gives_tiktokens_ids(pattern: str) -> None:
-    # Tiny Aya's second stage is o200k with ASCII contractions: hand-written since session 23
-    assert engine(pattern) == ("hand-written (o200kascii)" if pattern == llamacpp.TINY_AYA_2 else "compiled")
+    # Tiny Aya's second stage is o200k with ASCII contractions: hand-written since session 23;
+    # ufakzeka's pattern since session 24 (jais-2's hand splitter is for `Split(Isolated)` only)
+    hand = {llamacpp.TINY_AYA_2: "o200kascii", llamacpp.UFAKZEKA: "ufakzeka"}
+    assert engine(pattern) == (f"hand-written ({hand[pattern]})" if pattern in hand else "compiled")
     ours, theirs = _pair(pattern)
     for text in _texts()[::3]:
         assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), text

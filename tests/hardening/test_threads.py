@@ -159,11 +159,10 @@ def test_shared_pipeline_tokenizer_under_thread_stress() -> None:
 def test_shared_split_stages_tokenizer_under_thread_stress(pre: str) -> None:
     """A GGUF vocabulary whose pre-tokenizer is a list of ``Split`` stages, shared by 8 threads:
     deepseek-llm's own file (six stages, one hand-written pass since session 22) and Llama 3's
-    vocabulary under ``youtu`` (a stage on the compiled matcher, whose programs are shared
-    between splitters, each call with its own memo, then a hand-written one; ``spark2_5``, the
-    compiled list here until session 23, is one hand-written pass now). Single encodes and
-    2-thread batches of prose, a run of spaces, newlines and random letters, each compared with
-    a second tokenizer's single-threaded run."""
+    vocabulary under ``youtu`` (two stages, one hand-written pass since session 24; the compiled
+    matcher's programs under threads: the next test). Single encodes and 2-thread batches of
+    prose, a run of spaces, newlines and random letters, each compared with a second tokenizer's
+    single-threaded run."""
     import dataclasses
 
     from bpekit import _core
@@ -175,8 +174,7 @@ def test_shared_split_stages_tokenizer_under_thread_stress(pre: str) -> None:
     path = Path(DATA) / "gguf" / name
     if not path.is_file():
         pytest.skip(f"{path} not found")
-    engines = set(_core.IsolatedSplit(list(llamacpp.PRE_TOKENIZERS[pre].regexes)).engines)
-    assert engines == ({"hand"} if pre == "deepseek-llm" else {"compiled", "hand"}), engines
+    assert set(_core.IsolatedSplit(list(llamacpp.PRE_TOKENIZERS[pre].regexes)).engines) == {"hand"}
     texts = _texts() + [" " * 5000 + "x", "\n\n \n" * 700, "Ünïcödé 中文 ".join(benign(3000).split(" ")[:200])]
 
     def load() -> bpekit.Tokenizer:
@@ -291,3 +289,28 @@ def test_pickle_round_trip_in_process(name: str) -> None:
     again = pickle.loads(pickle.dumps(enc))
     text = benign(5000)
     assert again.encode(text) == enc.encode(text)
+
+
+def test_shared_compiled_stages_under_thread_stress() -> None:
+    """Stages on the compiled matcher, whose programs one splitter shares between calls, each
+    call with its own memo: Youtu's first stage and jais-2's pattern with a 500-space step
+    (a whitespace run tried again inside itself is what the memo remembers; jais-2's own pattern
+    is split by hand since session 24), shared by 8 threads, each split compared with a second
+    splitter's single-threaded run."""
+    from bpekit import _core
+    from bpekit.formats import llamacpp
+
+    stages = [llamacpp.YOUTU_1, llamacpp.JAIS2.replace(r"\s{512}", r"\s{500}")]
+    shared = _core.IsolatedSplit(stages)
+    assert shared.engines == ["compiled", "compiled"], shared.engines
+    texts = _texts() + [" " * 5000 + "x", "\n\n \n" * 700, "\ud55c\uad6d\uc5b4 \u4e2d\u6587\uff01 x  " * 300]
+    texts = [t for t in texts if not any("\ud800" <= c <= "\udfff" for c in t)]  # (a Rust &str holds none)
+    single = _core.IsolatedSplit(stages)
+    want = [single.split(t) for t in texts]
+
+    def call(i: int) -> tuple[bool, str]:
+        j = i % len(texts)
+        return shared.split(texts[j]) == want[j], f"text {j}"
+
+    calls = _stress(call, 1)
+    print(f"compiled split thread stress: {calls} calls in {SECONDS} s from {THREADS} threads")

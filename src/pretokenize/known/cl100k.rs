@@ -10,6 +10,8 @@
 //! - Qwen 3.5 (`MARKS`): Qwen2 with `[\p{L}\p{M}]+` letter runs and `[^\s\p{L}\p{M}\p{N}]`
 //!   punctuation. A mark starts a letter run as a letter does: as the prefix, or without it, the
 //!   run ends where the run of letters and marks from the mark ends.
+//! - ufakzeka (`CONTRACTIONS` off): Qwen2 without its first alternative, so `'` is the prefix
+//!   of the letter run after it (`'sa` is one piece, where Qwen2 cuts `'s`, `a`).
 //!
 //! The possessive quantifiers change nothing here (nothing after them can fail), and
 //! `\s*[\r\n]` ends where `\s*[\r\n]+` does (at the last newline of the whitespace run). The one
@@ -29,16 +31,17 @@ use super::unicode::{Tables, L, M, N, S};
 use super::{char_at, contraction_folded, digit_run, punctuation_but, run_any, run_any_multi, ws_newline_first, ws_run};
 
 /// The end of the piece starting at `i`. `MAX_DIGITS` is 3 (cl100k, Llama 3) or 1 (Qwen2, Qwen
-/// 3.5, Seed-Coder); `END_FIRST` selects cl100k's `\s++$` rule, `MARKS` Qwen 3.5's classes, and
-/// `TRAIL` the `[\r\n]*` after punctuation (all but Seed-Coder).
+/// 3.5, Seed-Coder, ufakzeka); `END_FIRST` selects cl100k's `\s++$` rule, `MARKS` Qwen 3.5's
+/// classes, `TRAIL` the `[\r\n]*` after punctuation (all but Seed-Coder) and `CONTRACTIONS`
+/// the first alternative `(?i:'s|'t|...)` (all but ufakzeka).
 #[inline(always)]
-pub(super) fn piece_end<const MAX_DIGITS: usize, const END_FIRST: bool, const MARKS: bool, const TRAIL: bool>(
+pub(super) fn piece_end<const MAX_DIGITS: usize, const END_FIRST: bool, const MARKS: bool, const TRAIL: bool, const CONTRACTIONS: bool>(
     t: &Tables,
     b: &[u8],
     i: usize,
 ) -> usize {
     let x = b[i];
-    if x == b'\'' {
+    if CONTRACTIONS && x == b'\'' {
         if let Some(end) = contraction_folded(t, b, i) {
             return end;
         }

@@ -25,7 +25,7 @@ use super::{char_at, is_list, Known, LLAMA3, QWEN2};
 const CONTRACTIONS: &str = "(?i:'s|'t|'re|'ve|'m|'ll|'d)";
 const ASCII_CONTRACTIONS: &str = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
 /// `'ſ` in UTF-8.
-const QUOTE_LONG_S: &[u8] = "'\u{17f}".as_bytes();
+pub(super) const QUOTE_LONG_S: &[u8] = "'\u{17f}".as_bytes();
 
 /// Which list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -89,8 +89,7 @@ impl Stages {
     }
 }
 
-/// `known`'s pattern on `text[s..e]`, with ASCII contractions if `ascii`: its pieces, then a
-/// `'ſ` joined to the letter run after it.
+/// `known`'s pattern on `text[s..e]`, with ASCII contractions if `ascii`.
 fn family<E>(
     known: Known,
     ascii: bool,
@@ -104,9 +103,21 @@ fn family<E>(
     if !ascii || memchr::memmem::find(&b[s..e], QUOTE_LONG_S).is_none() {
         return known.for_each_piece(&text[s..e], |a, z| f(s + a, s + z));
     }
+    join_long_s(t, b, e, |g| known.for_each_piece(&text[s..e], |a, z| g(s + a, s + z)), f)
+}
+
+/// The pieces `split` gives (a splitter with the contractions `(?i:'s|'t|...)`, up to byte `e`
+/// of `b`) as they are with llama.cpp's ASCII contractions: a `'ſ` piece joined to the letter
+/// run after it.
+pub(super) fn join_long_s<E>(
+    t: &unicode::Tables,
+    b: &[u8],
+    e: usize,
+    split: impl FnOnce(&mut dyn FnMut(usize, usize) -> Result<(), E>) -> Result<(), E>,
+    f: &mut impl FnMut(usize, usize) -> Result<(), E>,
+) -> Result<(), E> {
     let mut held: Option<usize> = None; // the start of a `'ſ` piece not yet given
-    known.for_each_piece(&text[s..e], |a, z| {
-        let (a, z) = (s + a, s + z);
+    split(&mut |a, z| {
         if let Some(h) = held.take() {
             if char_at(t, b, a).0 & L != 0 {
                 return f(h, z);

@@ -8,7 +8,7 @@ use super::family_stages::Stages as FamilyStages;
 use super::punct_stages::Stages as PunctStages;
 use super::unicode::{self, Tables, N};
 use super::digit_groups::{self, DIGIT_GROUPS};
-use super::{chameleon, char_at, decode_multi, deepseek3, digit_run, superbpe, viking, Known};
+use super::{chameleon, char_at, decode_multi, deepseek3, digit_run, jais, superbpe, viking, youtu, Known};
 
 /// DeepSeek-V3's last split stage as its `tokenizer.json` writes it (`\r` and `\n` as the
 /// characters themselves; llama.cpp's `deepseek-v3` list, `bpekit.formats.llamacpp.DEEPSEEK3_LLM_3`).
@@ -69,6 +69,12 @@ pub enum Isolating {
     PunctStages(PunctStages),
     /// llama.cpp's `viking` list in one pass ([`super::viking`]).
     VikingStages,
+    /// llama.cpp's `poro-chat`: the first stage of `viking` alone ([`super::viking`]).
+    Poro,
+    /// llama.cpp's `youtu` list in one pass ([`super::youtu`]).
+    YoutuStages,
+    /// llama.cpp's `jais-2` ([`super::jais`]), with ASCII contractions if `true`.
+    Jais2(bool),
     /// llama.cpp's `superbpe` list in one pass ([`super::superbpe`]).
     SuperBpeStages,
     /// llama.cpp's `chameleon` list in one pass ([`super::chameleon`]).
@@ -134,8 +140,12 @@ impl Isolating {
         if p == DEEPSEEK3 || p == DEEPSEEK3_ESCAPED {
             return Some(Isolating::DeepSeek3);
         }
+        if let Some(ascii) = jais::detect(p) {
+            return Some(Isolating::Jais2(ascii));
+        }
         match p {
             DIGIT_GROUPS => return Some(Isolating::DigitGroups),
+            _ if p == viking::VIKING_STAGES[0] => return Some(Isolating::Poro),
             DIGITS => return Some(Isolating::Numbers(false)),
             DIGITS_CONTIGUOUS => return Some(Isolating::Numbers(true)),
             _ => {}
@@ -157,6 +167,9 @@ impl Isolating {
         }
         if viking::detect(patterns) {
             return Some(Isolating::VikingStages);
+        }
+        if youtu::detect(patterns) {
+            return Some(Isolating::YoutuStages);
         }
         if superbpe::detect(patterns) {
             return Some(Isolating::SuperBpeStages);
@@ -207,7 +220,10 @@ impl Isolating {
             }),
             Isolating::DeepSeekStages(stages) => stages.for_each_piece(text, f),
             Isolating::PunctStages(stages) => stages.for_each_piece(text, f),
-            Isolating::VikingStages => viking::for_each_piece(text, f),
+            Isolating::VikingStages => viking::for_each_piece(true, text, f),
+            Isolating::Poro => viking::for_each_piece(false, text, f),
+            Isolating::YoutuStages => youtu::for_each_piece(text, f),
+            Isolating::Jais2(ascii) => jais::for_each_piece(ascii, text, f),
             Isolating::SuperBpeStages => superbpe::for_each_piece(text, f),
             Isolating::ChameleonStages => chameleon::for_each_piece(text, f),
             Isolating::DigitGroups => digit_groups::for_each_piece(text, |s, e, _| f(s, e)),

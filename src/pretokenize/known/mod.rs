@@ -72,11 +72,13 @@ mod exaone;
 mod family_stages;
 mod gpt2;
 mod isolating;
+mod jais;
 mod o200k;
 mod punct_stages;
 mod superbpe;
 mod swar;
 mod viking;
+mod youtu;
 pub mod unicode;
 
 #[cfg(test)]
@@ -91,6 +93,8 @@ pub use isolating::{Isolating, DEEPSEEK3, DEEPSEEK3_ESCAPED, DEEPSEEK3_STAGES, D
 pub use punct_stages::{Stages as PunctStages, DEFAULT_STAGES, FALCON_STAGES};
 pub use superbpe::SUPERBPE_STAGES;
 pub use viking::VIKING_STAGES;
+pub use jais::{JAIS2, JAIS2_ASCII};
+pub use youtu::YOUTU_STAGES;
 use crate::pretokenize::compiled::classes::Table as CompiledTable;
 use unicode::{Tables, L, MULTI, N, S};
 
@@ -109,6 +113,8 @@ pub enum Known {
     Qwen35,
     /// ByteDance's Seed-Coder: Qwen2 with nothing after punctuation.
     SeedCoder,
+    /// llama.cpp's `ufakzeka`: Qwen2 without contractions.
+    Ufakzeka,
     /// o200k_base and o200k_harmony.
     O200k,
     /// Mistral's Tekken (NeMo, Pixtral, Small 3): o200k with every digit its own piece and no
@@ -124,6 +130,9 @@ pub enum Known {
     Exaone,
     /// [`Known::Exaone`] with llama.cpp's ASCII contractions.
     ExaoneAscii,
+    /// llama.cpp's `granite-embed-multi-97m`: [`Known::O200kAscii`] whose letter classes leave out
+    /// only the ASCII letters of the other case ([`unicode::granite_tables`]).
+    GraniteMulti,
 }
 
 /// tiktoken's `r50k_pat_str` (gpt2, r50k_base, p50k_base, p50k_edit).
@@ -148,6 +157,8 @@ pub const BAILINGMOE: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\
 /// Seed-Coder's pattern (llama.cpp's `seed-coder`, upstream form): Qwen2's without the `[\r\n]*`
 /// after punctuation (and `\p{N}{1}`, `\r\n` excluded from a class that excludes `\s`).
 pub const SEED_CODER: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// llama.cpp's `ufakzeka` pattern: Qwen2's without the contractions.
+pub const UFAKZEKA: &str = r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// Qwen 3.5's pattern (llama.cpp's `qwen35`, upstream form): Qwen2 with `[\p{L}\p{M}]+` letter runs
 /// and `[^\s\p{L}\p{M}\p{N}]` punctuation.
 pub const QWEN35: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
@@ -209,8 +220,18 @@ pub const YOUTU_WORDS: &str = concat!(
     r"\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
 );
 
+/// llama.cpp's `granite-embed-multi-97m` pattern: o200k's alternatives with the letter classes
+/// spelled as lookaheads before `[^a-z]` and `[^A-Z]`, marks included, and ASCII contractions.
+pub const GRANITE_EMB_MULTI: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))*((?=[\p{L}\p{M}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))+((?=[\p{L}\p{M}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?",
+    "|",
+    r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+);
+
 /// Every pattern string recognised, with its family.
-pub const KNOWN_PATTERNS: [(&str, Known); 16] = [
+pub const KNOWN_PATTERNS: [(&str, Known); 18] = [
     (GPT2_TIKTOKEN, Known::Gpt2),
     (GPT2_ORIGINAL, Known::Gpt2),
     (GPT2_BRACKETED, Known::Gpt2),
@@ -220,6 +241,7 @@ pub const KNOWN_PATTERNS: [(&str, Known); 16] = [
     (BAILINGMOE, Known::Qwen2),
     (QWEN35, Known::Qwen35),
     (SEED_CODER, Known::SeedCoder),
+    (UFAKZEKA, Known::Ufakzeka),
     (O200K, Known::O200k),
     (TEKKEN, Known::Tekken),
     (KIMI_K2, Known::KimiK2),
@@ -227,6 +249,7 @@ pub const KNOWN_PATTERNS: [(&str, Known); 16] = [
     (YOUTU_WORDS, Known::Youtu),
     (EXAONE_MOE, Known::Exaone),
     (EXAONE_MOE_ASCII, Known::ExaoneAscii),
+    (GRANITE_EMB_MULTI, Known::GraniteMulti),
 ];
 
 /// `$each!(splitter)` with the `piece_end` function (its parameters fixed) of the family
@@ -235,13 +258,14 @@ macro_rules! with_splitter {
     ($family:expr, $each:ident) => {
         match $family {
             Known::Gpt2 => $each!(gpt2::piece_end),
-            Known::Cl100k => $each!(cl100k::piece_end::<3, true, false, true>),
-            Known::Llama3 => $each!(cl100k::piece_end::<3, false, false, true>),
-            Known::Qwen2 => $each!(cl100k::piece_end::<1, false, false, true>),
-            Known::Qwen35 => $each!(cl100k::piece_end::<1, false, true, true>),
-            Known::SeedCoder => $each!(cl100k::piece_end::<1, false, false, false>),
+            Known::Cl100k => $each!(cl100k::piece_end::<3, true, false, true, true>),
+            Known::Llama3 => $each!(cl100k::piece_end::<3, false, false, true, true>),
+            Known::Qwen2 => $each!(cl100k::piece_end::<1, false, false, true, true>),
+            Known::Qwen35 => $each!(cl100k::piece_end::<1, false, true, true, true>),
+            Known::SeedCoder => $each!(cl100k::piece_end::<1, false, false, false, true>),
+            Known::Ufakzeka => $each!(cl100k::piece_end::<1, false, false, true, false>),
             Known::O200k => $each!(o200k::piece_end::<3, { o200k::FOLDED }, false>),
-            Known::O200kAscii => $each!(o200k::piece_end::<3, { o200k::ASCII }, false>),
+            Known::O200kAscii | Known::GraniteMulti => $each!(o200k::piece_end::<3, { o200k::ASCII }, false>),
             Known::Youtu => $each!(o200k::piece_end::<1, { o200k::ASCII }, false>),
             Known::Exaone => $each!(exaone::piece_end::<false>),
             Known::ExaoneAscii => $each!(exaone::piece_end::<true>),
@@ -267,7 +291,17 @@ impl Known {
             start < text.len() && text.is_char_boundary(start),
             "piece_end: {start} is not the start of a char of the text"
         );
-        self.piece_end_in(unicode::tables(), text.as_bytes(), start)
+        self.piece_end_in(self.tables(), text.as_bytes(), start)
+    }
+
+    /// The class tables the family's splitter reads: the regex engine's, but granite's letter
+    /// classes for [`Known::GraniteMulti`].
+    #[inline(always)]
+    fn tables(&self) -> &'static Tables {
+        match self {
+            Known::GraniteMulti => unicode::granite_tables(),
+            _ => unicode::tables(),
+        }
     }
 
     #[inline(always)]
@@ -287,7 +321,7 @@ impl Known {
         text: &str,
         mut f: impl FnMut(usize, usize) -> Result<(), E>,
     ) -> Result<(), E> {
-        let t = unicode::tables();
+        let t = self.tables();
         let b = text.as_bytes();
         let mut start = 0;
         // One loop per family, so that the family match is hoisted out of the hot loop.

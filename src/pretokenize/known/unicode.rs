@@ -115,7 +115,25 @@ impl Tables {
 #[inline(always)]
 pub fn tables() -> &'static Tables {
     static TABLES: OnceLock<Tables> = OnceLock::new();
-    TABLES.get_or_init(build)
+    TABLES.get_or_init(|| build(&CLASS_SOURCES))
+}
+
+/// The "upper" and "lower" classes of llama.cpp's `granite-embed-multi-97m` pattern, which spells
+/// o200k's letter classes as `((?=[\p{L}\p{M}])([^a-z]))` and `((?=[\p{L}\p{M}])([^A-Z]))`: every
+/// letter and mark but the ASCII lowercase (uppercase) ones. Every non-ASCII letter is in both.
+pub const GRANITE_CLASSES: [(u8, &str); 2] = [(U, r"[\p{L}\p{M}&&[^a-z]]"), (W, r"[\p{L}\p{M}&&[^A-Z]]")];
+
+/// [`tables`] with [`U`] and [`W`] from [`GRANITE_CLASSES`]: o200k's splitter with these tables
+/// splits as granite's pattern does.
+pub fn granite_tables() -> &'static Tables {
+    static TABLES: OnceLock<Tables> = OnceLock::new();
+    TABLES.get_or_init(|| {
+        let mut sources = CLASS_SOURCES;
+        for (flag, source) in GRANITE_CLASSES {
+            sources.iter_mut().filter(|(f, _)| *f == flag).for_each(|s| s.1 = source);
+        }
+        build(&sources)
+    })
 }
 
 /// Parses one class expression with regex-syntax (Unicode mode, as fancy-regex uses it).
@@ -130,9 +148,9 @@ fn class_of(source: &str) -> ClassUnicode {
     }
 }
 
-fn build() -> Tables {
+fn build(sources: &[(u8, &str)]) -> Tables {
     let mut flat = vec![0u8; CODE_POINTS];
-    for (flag, source) in CLASS_SOURCES {
+    for &(flag, source) in sources {
         for r in class_of(source).ranges() {
             for f in &mut flat[r.start() as usize..=r.end() as usize] {
                 *f |= flag;
@@ -185,5 +203,5 @@ fn build() -> Tables {
 
 /// Builds a fresh copy (for timing the build; everything else uses [`tables`]).
 pub fn build_tables() -> Tables {
-    build()
+    build(&CLASS_SOURCES)
 }

@@ -6,6 +6,8 @@
 //!    text between (the whitespace and punctuation chars, which start no match).
 //! 2. `\p{N}`: every number char of a piece apart from the text around it.
 //!
+//! llama.cpp's `poro-chat` list is the first stage alone.
+//!
 //! Performance: the compiled matcher ran the two stages at 68 MB/s on English
 //! (`src/PERFORMANCE.md`, "Twenty-second round").
 
@@ -34,9 +36,10 @@ pub fn detect(patterns: &[String]) -> bool {
     is_list(patterns, &VIKING_STAGES)
 }
 
-/// Calls `f` with the byte range of every piece the stages make of `text`, in order.
-pub fn for_each_piece<E>(text: &str, mut f: impl FnMut(usize, usize) -> Result<(), E>) -> Result<(), E> {
+/// Calls `f` with the byte range of every piece the stages make of `text`, in order: both
+/// stages, or with `numbers` off the first alone (`poro-chat`).
+pub fn for_each_piece<E>(numbers: bool, text: &str, mut f: impl FnMut(usize, usize) -> Result<(), E>) -> Result<(), E> {
     let b = text.as_bytes();
     // the second stage on every piece of the first (a space is never in the class)
-    prefixed_runs(table(), b, 0, b.len(), SPACE, CLASS, |s, e, _| number_stage(b, s, e, false, &mut f))
+    prefixed_runs(table(), b, 0, b.len(), SPACE, CLASS, |s, e, _| if numbers { number_stage(b, s, e, false, &mut f) } else { f(s, e) })
 }

@@ -69,11 +69,18 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
         (VIKING_STAGES.as_slice(), Isolating::VikingStages),
         (SUPERBPE_STAGES.as_slice(), Isolating::SuperBpeStages),
         (CHAMELEON_STAGES.as_slice(), Isolating::ChameleonStages),
+        (YOUTU_STAGES.as_slice(), Isolating::YoutuStages),
+        (&VIKING_STAGES[..1], Isolating::Poro),
     ];
     let lists = lists.into_iter().map(|(list, which)| {
         let regex = list.iter().map(|p| regex_only(&format!("(?m){p}"))).collect();
-        (list[1], Hand::Isolating(which), regex)
+        (list[list.len().min(2) - 1], Hand::Isolating(which), regex)
     });
+    // Jais 2's pattern, with either spelling of the contractions
+    let jais = [(JAIS2, false), (JAIS2_ASCII, true)]
+        .into_iter()
+        .filter(|&(_, ascii)| all_spellings || !ascii)
+        .map(|(p, ascii)| (p, Hand::Isolating(Isolating::Jais2(ascii)), vec![regex_only(p)]));
     // MiniCPM 5's and Laguna's (a first stage, then a known family)
     let families = [(FamilyStages::MiniCpm5, false), (FamilyStages::MiniCpm5, true), (FamilyStages::Laguna, false), (FamilyStages::Laguna, true)];
     let families = families.into_iter().filter(|&(_, ascii)| all_spellings || ascii).map(|(which, ascii)| {
@@ -81,7 +88,7 @@ pub(super) fn splitters(all_spellings: bool) -> Vec<(&'static str, Hand, Vec<Reg
         let name = if which == FamilyStages::MiniCpm5 { "minicpm5" } else { "laguna" };
         (name, Hand::Isolating(Isolating::FamilyStages(which, ascii)), regex)
     });
-    known.chain(isolating).chain([stages, spark, digit_groups, tiny_aya]).chain(digits).chain(lists).chain(families).collect()
+    known.chain(isolating).chain([stages, spark, digit_groups, tiny_aya]).chain(digits).chain(lists).chain(families).chain(jais).collect()
 }
 
 /// Reusable piece buffers for [`compare`].
@@ -554,4 +561,77 @@ fn chameleon_markers_split_as_the_stages() {
     let mut pieces = Vec::new();
     hand.pieces("IMGIMGIMGIMGAZ", &mut pieces);
     assert_eq!(pieces, [(0, 6), (6, 14)]);
+}
+
+/// Jais 2's whitespace: a run without newline in powers of two up to 512, its last char left to
+/// the letter, punctuation or single-space rules; a run with newlines first up to its last one.
+#[test]
+fn jais_takes_whitespace_in_powers_of_two() {
+    let hand = Hand::Isolating(Isolating::Jais2(false));
+    let regex = [RegexSplitter::regex_only(JAIS2).expect("the pattern compiles")];
+    let cases: [(&str, &[&str]); 9] = [
+        ("a     b", &["a", "    ", " b"]),
+        ("a    b", &["a", "  ", " ", " b"]),
+        ("a   .", &["a", "  ", " ."]),
+        ("a   ", &["a", "  ", " "]),
+        ("a \n\n   x", &["a", " \n\n", "  ", " x"]),
+        ("a\u{3000}\u{3000}\u{a0}\u{3000}b", &["a", "\u{3000}\u{3000}", "\u{a0}", "\u{3000}b"]),
+        ("1234 it's", &["123", "4", " it", "'s"]),
+        ("  ", &["  "]),
+        ("", &[]),
+    ];
+    check_cases(hand, &regex, &cases);
+    // long runs: the pieces of 1,000 spaces before a letter, and runs of every length against the
+    // regex, with and without a newline, before a letter, a mark, punctuation or the end
+    let mut want = vec![512, 256, 128, 64, 32, 4, 2, 1].into_iter().map(|k| " ".repeat(k)).collect::<Vec<_>>();
+    want.push(" x".into());
+    let text = format!("{}x", " ".repeat(1000));
+    let mut pieces = Vec::new();
+    hand.pieces(&text, &mut pieces);
+    assert_eq!(pieces.iter().map(|&(s, e)| &text[s..e]).collect::<Vec<_>>(), want);
+    let mut scratch = Scratch::default();
+    for n in (0..40).chain([255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 3000]) {
+        for run in [" ".repeat(n), "\u{3000}".repeat(n), format!("{}\n{}", " ".repeat(n / 2), "\t".repeat(n - n / 2))] {
+            for after in ["", "x", "\u{301}", ".", "1", "\n"] {
+                let text = format!("a{run}{after}");
+                compare(hand, &regex, &text, &mut scratch).unwrap_or_else(|e| panic!("{n} {after:?}: {e}"));
+            }
+        }
+    }
+    assert_eq!(Isolating::detect(JAIS2_ASCII), Some(Isolating::Jais2(true)));
+    assert_eq!(Isolating::detect(&format!("(?m){JAIS2}")), Some(Isolating::Jais2(false)));
+}
+
+/// The other last lists off the compiled matcher (session 24): Youtu's four class runs before its
+/// o200k stage, Poro's runs between whitespace and punctuation, ufakzeka's Qwen2 without
+/// contractions, granite's letter classes where only the ASCII letters have a case.
+#[test]
+fn youtu_poro_ufakzeka_and_granite_split_as_their_patterns() {
+    let stages = |list: &[&str]| list.iter().map(|p| RegexSplitter::regex_only(p).expect("the stage compiles")).collect::<Vec<_>>();
+    let youtu: [(&str, &[&str]); 4] = [
+        ("\u{d55c}\u{ad6d}\u{c5b4} text\u{ff0c}\u{4e2d}\u{6587}\u{ff01}", &["\u{d55c}\u{ad6d}\u{c5b4}", " text", "\u{ff0c}", "\u{4e2d}\u{6587}", "\u{ff01}"]),
+        ("a\u{3042}\u{30a2}b \u{3105}\u{3106}\u{3131}", &["a", "\u{3042}\u{30a2}", "b", " ", "\u{3105}\u{3106}", "\u{3131}"]),
+        ("I'M 42\u{3001}\u{3005}x", &["I'M", " ", "4", "2", "\u{3001}\u{3005}", "x"]),
+        ("", &[]),
+    ];
+    check_cases(Hand::Isolating(Isolating::YoutuStages), &stages(&YOUTU_STAGES), &youtu);
+    let poro: [(&str, &[&str]); 3] = [
+        ("Hello, world! (x|y)", &["Hello", ",", " world", "! (", "x", "|", "y", ")"]),
+        ("\u{3002}  a\u{964}b ", &["\u{3002} ", " a", "\u{964}", "b", " "]),
+        ("", &[]),
+    ];
+    check_cases(Hand::Isolating(Isolating::Poro), &stages(&VIKING_STAGES[..1]), &poro);
+    let ufakzeka: [(&str, &[&str]); 2] = [("it'sa 123 can't", &["it", "'sa", " ", "1", "2", "3", " can", "'t"]), ("", &[])];
+    check_cases(Hand::Known(Known::Ufakzeka), &stages(&[UFAKZEKA]), &ufakzeka);
+    let granite: [(&str, &[&str]); 5] = [
+        ("a\u{c9}b \u{c9}T\u{c9}", &["a\u{c9}b", " \u{c9}T\u{c9}"]),
+        ("aB \u{e9}B", &["a", "B", " \u{e9}", "B"]),
+        ("HELLOworld's", &["HELLOworld's"]),
+        ("\u{3b1}\u{391}\u{3b1}x Y", &["\u{3b1}\u{391}\u{3b1}x", " Y"]),
+        ("", &[]),
+    ];
+    check_cases(Hand::Known(Known::GraniteMulti), &stages(&[GRANITE_EMB_MULTI]), &granite);
+    assert_eq!(Known::detect(GRANITE_EMB_MULTI), Some(Known::GraniteMulti));
+    assert_eq!(Isolating::detect_stages(&[format!("(?m){}", VIKING_STAGES[0])]), Some(Isolating::Poro));
+    assert_eq!(Isolating::detect_stages(&YOUTU_STAGES.map(String::from)), Some(Isolating::YoutuStages));
 }
