@@ -1,7 +1,7 @@
 //! Every code point, once per class, against fancy-regex; and every code point in context.
 
 use super::super::char_at;
-use super::super::unicode::{self, CLASS_SOURCES, CONTRACTION_LETTERS, L, N, PS, S};
+use super::super::unicode::{self, CLASS_SOURCES, CONTRACTION_LETTERS, L, N, PS, S, U, W};
 use super::{compare, splitters, Scratch};
 use fancy_regex::Regex;
 
@@ -23,6 +23,17 @@ fn flag_tables_match_the_regex_classes_on_every_code_point() {
             let expected = re.is_match(c.encode_utf8(&mut buf)).unwrap();
             assert_eq!(t.flags(c as u32) & flag != 0, expected, "{source} on U+{:04X}", c as u32);
         }
+    }
+    // granite's tables: its two letter classes as its pattern spells them, every other flag
+    // the same as the regex engine's tables
+    let g = unicode::granite_tables();
+    let upper = whole(r"((?=[\p{L}\p{M}])([^a-z]))");
+    let lower = whole(r"((?=[\p{L}\p{M}])([^A-Z]))");
+    for c in all_chars() {
+        let (f, s) = (g.flags(c as u32), c.encode_utf8(&mut buf));
+        assert_eq!(f & U != 0, upper.is_match(s).unwrap(), "granite's upper class on U+{:04X}", c as u32);
+        assert_eq!(f & W != 0, lower.is_match(s).unwrap(), "granite's lower class on U+{:04X}", c as u32);
+        assert_eq!(f & !(U | W), t.flags(c as u32) & !(U | W), "granite's other flags on U+{:04X}", c as u32);
     }
     // The composite classes the splitters derive from the flags.
     let prefix = whole(r"[^\r\n\p{L}\p{N}]");
