@@ -110,6 +110,7 @@ def test_compiled_stages_split_random_text_as_the_regex_engine(text: str) -> Non
 CUSTOM = [
     llamacpp.JAIS2,
     llamacpp.UFAKZEKA,
+    llamacpp.GRANITE_EMB_MULTI,
     llamacpp.MINICPM5_2,
     llamacpp.TINY_AYA_2,
     r"\s+$|\s?\p{L}+|\p{N}{1,3}|\s?[^\s\p{L}\p{N}]+|\s+",
@@ -130,7 +131,7 @@ def _pair(pattern: str):
 def test_an_encoding_with_a_compiled_pattern_gives_tiktokens_ids(pattern: str) -> None:
     # Tiny Aya's second stage is o200k with ASCII contractions: hand-written since session 23;
     # ufakzeka's pattern since session 24 (jais-2's hand splitter is for `Split(Isolated)` only)
-    hand = {llamacpp.TINY_AYA_2: "o200kascii", llamacpp.UFAKZEKA: "ufakzeka"}
+    hand = {llamacpp.TINY_AYA_2: "o200kascii", llamacpp.UFAKZEKA: "ufakzeka", llamacpp.GRANITE_EMB_MULTI: "granitemulti"}
     assert engine(pattern) == (f"hand-written ({hand[pattern]})" if pattern in hand else "compiled")
     ours, theirs = _pair(pattern)
     for text in _texts()[::3]:
@@ -159,6 +160,6 @@ def test_hostile_text_through_compiled_patterns(kind: str) -> None:
         for name in ("jais-2", "poro-chat", "youtu", "exaone-moe", "tiny_aya", *sorted(HAND_LISTS)):
             stages = [SPELLED_OUT.get(stage, stage) for stage in _stages(name)]  # (Tiny Aya's `\b` for fancy-regex)
             assert _core.IsolatedSplit(stages).split(text) == _core.IsolatedSplit(stages, regex_only=True).split(text), name
-    for pattern in CUSTOM[:3]:
+    for pattern in CUSTOM[:4]:
         ours, theirs = _pair(pattern)
         assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), pattern
