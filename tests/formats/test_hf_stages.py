@@ -134,7 +134,9 @@ def test_split_regex_ignore_merges_nfc(texts):
                initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=["<|end|>"])
     hf.decoder = decoders.ByteLevel()
     ours = same(hf, texts)
-    assert ours._splitter is None  # "\s+$" is not a known pattern: Python split
+    # "\s+$" is no known pattern, but one both engines read alike (Ruby's and (?m)'s `$` is an end
+    # of line): split in Rust since session 24 (`onig.portable`), ids equal to tokenizers' above
+    assert ours._splitter is not None
 
 
 def test_metaspace_byte_fallback_unk_and_spm_decoders(texts):

@@ -11,7 +11,9 @@ A ``Sequence`` of ``Split(Isolated)`` stages then ``ByteLevel`` (no regex), as D
 other llama.cpp families' pipelines are, runs in Rust too (``isolated_config``) when every
 stage's pattern is one bpekit knows the two engines agree on: the regexes of llama.cpp's
 pre-tokenizer table (``formats.llamacpp``, in both the adapted and the upstream spelling), each
-checked against the Python ``regex`` path on the corpora and on random text by the tests.
+checked against the Python ``regex`` path on the corpora and on random text by the tests, or a
+pattern of one's own made only of constructs both engines read alike (``onig.portable``, checked
+against ``tokenizers`` on patterns drawn from that grammar).
 
 ``core_model`` goes further: when the model is a byte-level ``BPE`` that Rust can run exactly
 (no dropout, no subword prefix/suffix, no unk/byte fallback needed for a missing byte), the split, the
@@ -28,7 +30,7 @@ from bpekit.patterns import PATTERNS
 from bpekit.pipeline.byte_level import BYTE_TO_CHAR, GPT2_PATTERN
 from bpekit.pipeline.models import BPE
 from bpekit.pipeline.pre_tokenizers import ByteLevel, Digits, Metaspace, PreTokenizer, Sequence, Split
-from bpekit.pipeline.onig import onig_to_regex
+from bpekit.pipeline.onig import onig_to_regex, portable
 from bpekit.tokenizer_export import onig_pattern
 
 # Oniguruma pattern -> the fancy-regex pattern with the same pieces
@@ -110,7 +112,7 @@ def isolated_config(pre: PreTokenizer | None) -> tuple[list[str], bool] | None:
         if split.pattern.text in SPELLED_OUT:
             patterns.append(SPELLED_OUT[split.pattern.text])
             continue
-        if split.pattern.text not in _agreed_patterns():
+        if split.pattern.text not in _agreed_patterns() and not portable(split.pattern.text):
             return None
         patterns.append("(?m)" + onig_to_regex(split.pattern.text))  # Ruby syntax: ^ $ are line anchors
     if byte_level.use_regex:

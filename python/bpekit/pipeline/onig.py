@@ -92,3 +92,46 @@ def compile_onig(pattern: str) -> regex.Pattern[str]:
 def literal(text: str) -> regex.Pattern[str]:
     """A pattern matching ``text`` literally."""
     return regex.compile(regex.escape(text))
+
+
+# The constructs of a ``Split`` regex that Oniguruma (Ruby syntax, UTF-8, as ``tokenizers`` compiles
+# it) and fancy-regex read alike (``portable``): escapes of classes both define by Unicode, control
+# characters and code points, escaped punctuation; general categories and common scripts; groups
+# and lookaheads. Anything else -- ``\w``, ``\b``, ``\h``, anchors such as ``\A``, backreferences,
+# inline flags (Ruby's ``(?m)`` is fancy-regex's ``(?s)``), POSIX brackets, ``{,n}`` -- is not.
+_CATEGORIES = frozenset(
+    "L Lu Ll Lt Lm Lo M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po S Sm Sc Sk So Z Zs Zl Zp Cc Cf".split()
+)
+_SCRIPTS = frozenset("Han Hiragana Katakana Hangul Latin Greek Cyrillic Arabic Hebrew Thai Devanagari".split())
+_PORTABLE_TOKEN = regex.compile(
+    r"""\\[pP]\{(?P<prop>[A-Za-z]+)\}
+    | \\(?:[sSdDrntfv]|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|[^0-9A-Za-z])
+    | (?P<bad>\\.|\(\?(?![:=!>]|<[=!])|\[:|&&|\{,)
+    | .""",
+    regex.X | regex.S,
+)
+# The one inline flag group that agrees (``tokenizers`` and the tests check it on every family)
+_CONTRACTIONS = "(?i:'s|'t|'re|'ve|'m|'ll|'d)"
+
+
+@lru_cache(maxsize=256)
+def portable(pattern: str) -> bool:
+    """Whether the Rust core may split by the ``Split`` regex ``pattern`` as Oniguruma does: only
+    constructs both engines read alike (above), and a pattern that the Rust core's hand-written
+    splitters or its compiled matcher take (so no empty match, lookbehind or nested repetition,
+    whose iteration the two engines need not share). ``tests/formats/test_portable_patterns.py``
+    checks patterns drawn from that grammar against ``tokenizers``."""
+    from bpekit import _core
+
+    for m in _PORTABLE_TOKEN.finditer(pattern.replace(_CONTRACTIONS, "")):
+        if m.group("bad") is not None:
+            return False
+        prop = m.group("prop")
+        if prop is not None and prop not in _CATEGORIES and prop not in _SCRIPTS:
+            return False
+    try:
+        engines = _core.IsolatedSplit(["(?m)" + onig_to_regex(pattern)]).engines
+    except (ValueError, PatternError):
+        return False
+    return engines in (["hand"], ["compiled"])
+
