@@ -23,6 +23,9 @@ enum Cut {
     LongPiece(usize),
 }
 
+/// Marks the first id of each piece in [`CoreBpe::unmerged_into`]'s output (bit 31).
+pub const PIECE_START: Rank = 1 << 31;
+
 /// Retries of [`CoreBpe::truncate`] that shrink its budget by one id; later ones double the step.
 pub const TRUNCATE_RETRIES: usize = 8;
 
@@ -192,6 +195,32 @@ impl CoreBpe {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         self.encode_ordinary_into(text, &mut out)?;
         Ok(out)
+    }
+
+    /// What a merge run elsewhere starts from (`bpekit.torch`): each piece of `text` as its one id
+    /// when it is a token (the piece [`Self::encode_ordinary`] takes whole), else as the ids of its
+    /// bytes, with [`PIECE_START`] set on the piece's first id; appended to `out`. A byte without
+    /// a token is [`Error::NoToken`]. Ids are below 2^31 (the vocabulary refuses larger ones), so
+    /// the mark hides none.
+    pub fn unmerged_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
+        let bytes = text.as_bytes();
+        self.pretokenizer.for_each_piece(text, |s, e| {
+            let piece = &bytes[s..e];
+            let at = out.len();
+            match self.vocab.rank(piece) {
+                Some(t) => out.push(t),
+                None => {
+                    for &b in piece {
+                        out.push(self.vocab.rank(&[b]).ok_or_else(|| Error::NoToken(vec![b]))?);
+                    }
+                }
+            }
+            debug_assert!(out[at..].iter().all(|&t| t < PIECE_START));
+            if let Some(first) = out.get_mut(at) {
+                *first |= PIECE_START;
+            }
+            Ok(())
+        })
     }
 
     /// Counts tokens without keeping them.

@@ -44,3 +44,29 @@ fn a_missing_byte_in_two_bytes_is_an_error() {
         }
     }
 }
+
+/// `unmerged_into`: a piece that is a token is its id, any other piece its bytes' ids, each
+/// piece's first id marked; merging each marked run gives `encode_ordinary`.
+#[test]
+fn unmerged_pieces_are_tokens_or_bytes_with_marks() {
+    let bpe = toy();
+    let mut got = vec![];
+    bpe.unmerged_into("abbab éüc", &mut got).unwrap();
+    let m = PIECE_START;
+    let want: Vec<Rank> = vec![256 | m, 98 | m, 97, 98 | m, 32, 257 | m, 0xC3 | m, 0xBC, 99 | m];
+    assert_eq!(got, want);
+    let mut merged = vec![];
+    let starts: Vec<usize> = (0..got.len()).filter(|&i| got[i] & m != 0).chain([got.len()]).collect();
+    for w in starts.windows(2) {
+        let bytes: Vec<u8> = got[w[0]..w[1]].iter().flat_map(|&t| bpe.vocab.token_bytes(t & !m).unwrap().to_vec()).collect();
+        merged.extend(bpe.encode_single_piece(&bytes).unwrap());
+    }
+    assert_eq!(merged, bpe.encode_ordinary("abbab éüc").unwrap());
+    // `x` has no token
+    let mut out = vec![];
+    assert_eq!(bpe.unmerged_into("ax", &mut out), Err(Error::NoToken(vec![b'x'])));
+    // the mark hides no id: the vocabulary refuses ids of 2^31 and more
+    let mut ranks: Ranks = (0..=255u8).map(|b| (vec![b], b as Rank)).collect();
+    ranks.insert(b"ab".to_vec(), PIECE_START);
+    assert!(matches!(CoreBpe::new(ranks, vec![], "."), Err(Error::Vocab(_))));
+}

@@ -23,7 +23,7 @@
 //! - [`patterns`] (`fuzzing_patterns.rs`): the compiled pre-tokenizer matcher against the regex
 //!   engine, on llama.cpp's patterns and patterns from a grammar of the shapes it compiles.
 
-use crate::core::CoreBpe;
+use crate::core::{CoreBpe, PIECE_START};
 use crate::merge::backtrack::Backtrack;
 use crate::merge::{byte_pair_encode_with, heap, small, Ranks};
 use crate::pretokenize::known::{
@@ -253,6 +253,17 @@ pub fn round_trip(data: &[u8]) {
     let ordinary = enc.encode_ordinary(&text).expect("encode_ordinary");
     assert_eq!(enc.decode_bytes(&ordinary).unwrap(), text.as_bytes(), "encode_ordinary round trip");
     assert_eq!(enc.count_ordinary(&text).unwrap(), ordinary.len(), "count_ordinary");
+    // what bpekit.torch merges: each marked run merged alone is `encode_ordinary`
+    let mut unmerged = vec![];
+    enc.unmerged_into(&text, &mut unmerged).expect("unmerged_into");
+    let starts: Vec<usize> = (0..unmerged.len()).filter(|&i| unmerged[i] & PIECE_START != 0).chain([unmerged.len()]).collect();
+    assert_eq!(starts.len() - 1, enc.pretokenizer.split(&text).unwrap().len(), "one mark per piece");
+    let mut merged = vec![];
+    for w in starts.windows(2) {
+        let ids: Vec<Rank> = unmerged[w[0]..w[1]].iter().map(|&t| t & !PIECE_START).collect();
+        merged.extend(enc.encode_single_piece(&enc.decode_bytes(&ids).unwrap()).unwrap());
+    }
+    assert_eq!(merged, ordinary, "unmerged pieces merged");
     let none = vec![false; enc.specials.tokens.len()];
     assert_eq!(enc.encode(&text, &none).unwrap().0, ordinary, "encode with no specials allowed");
     let all = vec![true; enc.specials.tokens.len()];

@@ -398,6 +398,16 @@ impl CoreBPE {
         encode_flat_at(py, &lens, num_threads, around_ids(&around.0, &around.1, |i: usize, out: &mut Vec<Rank>| encode(&texts[i], out)))
     }
 
+    /// What the merge starts from ([`CoreBpe::unmerged_into`]) for every text, in
+    /// `encode_batch_flat`'s layout: for `bpekit.torch`, which merges on tensors. Texts checked by
+    /// the caller (lone surrogates are fixed here).
+    #[pyo3(signature = (texts, num_threads = 0))]
+    fn unmerged_batch_flat<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>, num_threads: usize) -> PyResult<FlatBatch<'py>> {
+        let texts = batch_texts(&texts)?;
+        let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
+        encode_flat_at(py, &lens, num_threads, |i: usize, out: &mut Vec<Rank>| Ok(self.core.unmerged_into(&texts[i], out)?))
+    }
+
     // ---- decoding ----
 
     fn decode_bytes<'py>(&self, py: Python<'py>, tokens: Vec<Rank>) -> PyResult<Bound<'py, PyBytes>> {

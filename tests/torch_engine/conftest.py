@@ -36,3 +36,18 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def _devices() -> list[str]:
+    """The CPU always; CUDA too where torch sees a GPU (CI has none; run there by hand)."""
+    try:
+        import torch
+    except ImportError:
+        return ["cpu"]
+    return ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+
+
+@pytest.fixture(scope="module", params=_devices())
+def device(request) -> str:
+    """Each engine test runs once per device torch has here."""
+    return request.param

@@ -12,20 +12,20 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip insta
 
 import bpekit  # noqa: E402
 import bpekit.torch  # noqa: E402
-from bpekit.errors import InputTypeError  # noqa: E402
+from bpekit.errors import EncodeError, InputTypeError  # noqa: E402
 
 LONG = ["a" * 1000, " " * 500 + "x", "1234567890" * 50, "aaaa", "aaaaa", "", "\n\n\n  \t ", "é" * 300]
 
 
 @pytest.fixture(scope="module")
-def cl100k(data_dir):
-    return bpekit.torch.encoder_for(bpekit.get_encoding("cl100k_base"), device="cpu")
+def cl100k(data_dir, device):
+    return bpekit.torch.encoder_for(bpekit.get_encoding("cl100k_base"), device=device)
 
 
 @pytest.fixture(scope="module")
-def small(shakespeare):
+def small(shakespeare, device):
     docs = [shakespeare[:20_000], "aaaa aaaaa aaaaaaa abcabc " * 50]
-    return bpekit.torch.train(iter(docs), 400, pattern="gpt2", min_frequency=1, device="cpu")
+    return bpekit.torch.train(iter(docs), 400, pattern="gpt2", min_frequency=1, device=device)
 
 
 def test_cl100k_real_lines(cl100k, shakespeare, multilingual):
@@ -33,19 +33,20 @@ def test_cl100k_real_lines(cl100k, shakespeare, multilingual):
     want = [cl100k.encoding.encode_ordinary(t) for t in lines]
     assert cl100k.encode_batch(lines) == want
     ids, offsets = bpekit.torch.encode_batch_tensors(cl100k, lines)
+    assert ids.device.type == cl100k.device.type and offsets.device.type == "cpu"
     assert offsets.tolist()[-1] == ids.numel() == sum(len(w) for w in want)
     assert ids[offsets[2] : offsets[3]].tolist() == want[2]
 
 
-def test_small_trained_tokenizer(small, shakespeare):
+def test_small_trained_tokenizer(small, shakespeare, device):
     lines = shakespeare.splitlines()[:200] + LONG
-    got = bpekit.torch.encode_batch(small, lines, device="cpu")
+    got = bpekit.torch.encode_batch(small, lines, device=device)
     assert got == [small.encode_ordinary(t) for t in lines]
 
 
 @pytest.fixture(scope="module")
-def small_encoder(small):
-    return bpekit.torch.encoder_for(small, device="cpu")
+def small_encoder(small, device):
+    return bpekit.torch.encoder_for(small, device=device)
 
 
 @given(st.lists(st.text(alphabet="ab \u00e9\n1", max_size=40), max_size=8))
@@ -54,8 +55,27 @@ def test_random_text_small(small_encoder, texts):
     assert small_encoder.encode_batch(texts) == want
 
 
+def test_surrogates_empty_texts_and_empty_batches(cl100k):
+    texts = ["a\ud800b", "x\udc00\ud83d\ude00 y", "", "  "]  # lone surrogates become U+FFFD
+    assert cl100k.encode_batch(texts) == [cl100k.encoding.encode_ordinary(t) for t in texts]
+    assert cl100k.encode_batch([]) == []
+    ids, offsets = cl100k.encode_tensors(["", ""])
+    assert ids.numel() == 0 and offsets.tolist() == [0, 0, 0]
+
+
+def test_a_byte_without_a_token_is_an_encode_error(device):
+    ranks = {bytes([b]): i for i, b in enumerate(x for x in range(256) if x != ord("k"))}
+    no_k = bpekit.Encoding("no-k", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+    with pytest.raises(EncodeError, match='no token for the bytes "k"'):
+        bpekit.torch.encode_batch(no_k, ["fine", "ok"], device=device)
+
+
 def test_bad_input(cl100k):
-    with pytest.raises(InputTypeError, match="texts must be strings"):
+    with pytest.raises(InputTypeError, match="batch item 1 must be a str"):
         cl100k.encode_batch(["ok", b"bytes"])
+    with pytest.raises(InputTypeError, match="a batch must be a list of str"):
+        cl100k.encode_batch("one text")
+    with pytest.raises(InputTypeError, match="num_threads"):
+        bpekit.torch.encoder_for(cl100k.encoding, device=cl100k.device, threads=-1)
     with pytest.raises(InputTypeError, match="Encoding or Tokenizer"):
         bpekit.torch.encode_batch("cl100k_base", ["x"])

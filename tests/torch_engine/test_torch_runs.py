@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install bpekit[torch]); torch engine not tested")
 
-from bpekit.torch.runs import leftmost_nonoverlapping, segment_min  # noqa: E402
+from bpekit.torch.runs import leftmost_nonoverlapping, leftmost_nonoverlapping_mask, segment_min  # noqa: E402
 
 
 def scan(positions: list[int]) -> list[int]:
@@ -19,6 +19,13 @@ def scan(positions: list[int]) -> list[int]:
         if not out or out[-1] != p - 1:
             out.append(p)
     return out
+
+
+def as_mask_positions(positions: list[int], n: int, device: str) -> list[int]:
+    """``leftmost_nonoverlapping_mask`` on a mask of ``n`` positions, back to a list."""
+    mask = torch.zeros(n, dtype=torch.bool, device=device)
+    mask[positions] = True
+    return torch.nonzero(leftmost_nonoverlapping_mask(mask)).squeeze(1).tolist()
 
 
 @pytest.mark.parametrize(
@@ -32,20 +39,22 @@ def scan(positions: list[int]) -> list[int]:
         ([3, 5, 7], [3, 5, 7]),  # no overlaps: every match
     ],
 )
-def test_hand_cases(positions, expected):
-    got = leftmost_nonoverlapping(torch.tensor(positions, dtype=torch.int64))
+def test_hand_cases(positions, expected, device):
+    got = leftmost_nonoverlapping(torch.tensor(positions, dtype=torch.int64, device=device))
     assert got.tolist() == expected
+    assert as_mask_positions(positions, 12, device) == expected
 
 
-def test_random_against_scan():
+def test_random_against_scan(device):
     rng = random.Random(7)
     for _ in range(300):
         positions = sorted(rng.sample(range(60), rng.randint(0, 40)))
-        got = leftmost_nonoverlapping(torch.tensor(positions, dtype=torch.int64)).tolist()
+        got = leftmost_nonoverlapping(torch.tensor(positions, dtype=torch.int64, device=device)).tolist()
         assert got == scan(positions), positions
+        assert as_mask_positions(positions, 60, device) == scan(positions), positions
 
 
-def test_segment_min():
-    values = torch.tensor([5, 3, 9, 2, 7])
-    segments = torch.tensor([0, 0, 2, 2, 2])
+def test_segment_min(device):
+    values = torch.tensor([5, 3, 9, 2, 7], device=device)
+    segments = torch.tensor([0, 0, 2, 2, 2], device=device)
     assert segment_min(values, segments, 4, 100).tolist() == [3, 100, 2, 100]

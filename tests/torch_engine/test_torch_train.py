@@ -4,6 +4,7 @@ special tokens; and it rejects bad input with typed errors."""
 
 from __future__ import annotations
 
+import random
 import sys
 
 import pytest
@@ -33,39 +34,39 @@ def table(words: dict[bytes, int]) -> WordCounts:
         ({b"aaaaa": 2}, [(b"a", b"a"), (b"aa", b"a"), (b"aa", b"aaa")]),
     ],
 )
-def test_overlapping_runs_by_hand(words, expected):
-    tok = bpekit.torch.train(table(words), 256 + len(expected), min_frequency=1, device="cpu")
+def test_overlapping_runs_by_hand(words, expected, device):
+    tok = bpekit.torch.train(table(words), 256 + len(expected), min_frequency=1, device=device)
     assert tok.merges == expected
     assert tok.merges == train_from_counts(table(words), vocab_size=256 + len(expected), min_frequency=1,
                                            show_progress=False).merges
 
 
-def test_respelled_token_keeps_its_id():
+def test_respelled_token_keeps_its_id(device):
     # "abc" is made as ab + c, later also as a + bc: the second merge adds no token
     words = {b"abc": 5, b"ab": 4, b"bc": 4, b"xbc": 3, b"a": 1}
     rust = train_from_counts(table(words), vocab_size=300, min_frequency=1, show_progress=False)
-    tok = bpekit.torch.train(table(words), 300, min_frequency=1, device="cpu")
+    tok = bpekit.torch.train(table(words), 300, min_frequency=1, device=device)
     assert tok.merges == rust.merges and tok.ranks == rust.ranks
 
 
 @pytest.mark.parametrize("pattern", ["o200k", "gpt2"])
-def test_real_text_same_as_rust(pattern, shakespeare, multilingual):
+def test_real_text_same_as_rust(pattern, shakespeare, multilingual, device):
     docs = [shakespeare, *multilingual]
     assert sum(len(d.encode()) for d in docs) > 200_000
     counts = count(iter(docs), pattern=pattern, show_progress=False)
     rust = train_from_counts(counts, vocab_size=600, show_progress=False)
-    tok = bpekit.torch.train(counts, 600, device="cpu")
+    tok = bpekit.torch.train(counts, 600, device=device)
     assert len(rust.merges) >= 344
     assert tok.merges == rust.merges
     assert tok.ranks == rust.ranks
     assert tok.training["reached_vocab_size"] and tok.training["last_merge_count"] == rust.training["last_merge_count"]
 
 
-def test_sources_specials_and_limits(shakespeare):
+def test_sources_specials_and_limits(shakespeare, device):
     docs = [shakespeare[:15_000], shakespeare[15_000:25_000]]
     options = dict(pattern="cl100k", special_tokens=["<|endoftext|>"], max_token_length=4, min_frequency=3)
     rust = rust_train(iter(docs), vocab_size=2_000, show_progress=False, **options)
-    tok = bpekit.torch.train(iter(docs), 2_000, device="cpu", **options)
+    tok = bpekit.torch.train(iter(docs), 2_000, device=device, **options)
     assert tok.merges == rust.merges
     assert tok.special_tokens == rust.special_tokens
     assert max(len(t) for t in tok.ranks) == 4
@@ -83,6 +84,35 @@ def test_bad_input():
         bpekit.torch.train(iter([""]), 300)
     with pytest.raises(BpekitDeviceError, match="not a torch device"):
         bpekit.torch.train(table({b"ab": 2}), 300, device="no-such-device")
+
+
+def test_pair_counts_against_a_counter(device):
+    from collections import Counter
+
+    from bpekit.torch.trainer import pair_counts
+
+    rng = random.Random(3)
+    for n in [1, 2, 7, 500]:
+        keys = [rng.choice([0, 1, 5, 5, 5, 2**40, 99]) for _ in range(n)]
+        weights = [rng.randint(1, 2**33) for _ in range(n)]
+        want: Counter[int] = Counter()
+        for k, w in zip(keys, weights):
+            want[k] += w
+        distinct, sums = pair_counts(torch.tensor(keys, device=device), torch.tensor(weights, device=device))
+        assert dict(zip(distinct.tolist(), sums.tolist())) == dict(want)
+        assert distinct.tolist() == sorted(want)
+
+
+def test_default_device_is_cuda_when_there_is_one():
+    from bpekit.torch.device import resolve_device
+
+    assert resolve_device(None).type == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert bpekit.torch.train(table({b"abab": 2}), 257).training["engine"].startswith(
+        f"bpekit.torch ({resolve_device(None).type}"
+    )
+    if not torch.cuda.is_available():
+        with pytest.raises(BpekitDeviceError, match="CUDA is not available"):
+            resolve_device("cuda")
 
 
 def test_missing_torch_is_a_typed_error(monkeypatch):

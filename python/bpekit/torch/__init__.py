@@ -29,11 +29,12 @@ def train(source: Any, vocab_size: int, **options: Any) -> Tokenizer:
     return train_on_tensors(source, vocab_size, **options)
 
 
-def encoder_for(encoding: Encoding | Tokenizer, device: Any = None) -> TorchEncoder:
-    """A reusable encoder (its pair table is built once; cl100k takes about a second)."""
+def encoder_for(encoding: Encoding | Tokenizer, device: Any = None, threads: int = 0) -> TorchEncoder:
+    """A reusable encoder (its pair table is built once; cl100k takes about a second). ``threads``:
+    the Rust core's threads that split the texts (0: one per core)."""
     from bpekit.torch.encoder import TorchEncoder
 
-    return TorchEncoder(encoding, device)
+    return TorchEncoder(encoding, device, threads)
 
 
 def encode_batch(encoding: Encoding | Tokenizer | TorchEncoder, texts: Sequence[str], device: Any = None) -> list[list[int]]:

@@ -25,8 +25,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bpekit.encoding import Encoding
-from bpekit.errors import EncodeError, InputTypeError
+import numpy as np
+
+from bpekit.encoding import Encoding, _check_batch, _check_threads
+from bpekit.errors import InputTypeError
 from bpekit.tokenizer import Tokenizer
 from bpekit.torch.device import require_torch, resolve_device
 from bpekit.torch.runs import leftmost_nonoverlapping, segment_min
@@ -39,13 +41,14 @@ NONE = 1 << 62  # the rank of a pair that is not a token, and "no position"
 class TorchEncoder:
     """The tensors needed to encode with one :class:`~bpekit.Encoding` on one device."""
 
-    def __init__(self, encoding: Encoding | Tokenizer, device: Any = None) -> None:
+    def __init__(self, encoding: Encoding | Tokenizer, device: Any = None, threads: int = 0) -> None:
         if isinstance(encoding, Tokenizer):
             encoding = encoding.encoding
         if not isinstance(encoding, Encoding):
             raise InputTypeError(f"expected a bpekit Encoding or Tokenizer, got {type(encoding).__name__}")
         self.encoding = encoding
         self.device = resolve_device(device)
+        self.threads = _check_threads(threads)  # the Rust core's threads for splitting (0: one per core)
         self.ranks: dict[bytes, int] = encoding._mergeable_ranks
         self.size = max(self.ranks.values(), default=0) + 1
         keys, values = [], []
@@ -60,9 +63,6 @@ class TorchEncoder:
         key_t, perm = torch.sort(key_t)
         self.pair_keys = key_t.to(self.device)
         self.pair_ranks = torch.tensor(values, dtype=torch.int64)[perm].to(self.device)
-        self.byte_ids = torch.tensor(
-            [ranks.get(bytes([b]), -1) for b in range(256)], dtype=torch.int64, device=self.device
-        )
 
     def pair_rank(self, left: Any, right: Any) -> Any:
         """The rank of each pair's joined bytes (``NONE`` if not a token)."""
@@ -72,36 +72,18 @@ class TorchEncoder:
         at = torch.searchsorted(self.pair_keys, keys).clamp(max=self.pair_keys.numel() - 1)
         return torch.where(self.pair_keys[at] == keys, self.pair_ranks[at], NONE)
 
-    def _pieces(self, texts: Sequence[str]) -> tuple[Any, Any, Any]:
-        """``(seq, piece, pieces per text)``; a piece that is a token is already that token."""
-        chunks: list[bytes] = []
-        lengths: list[int] = []
-        per_text: list[int] = []
-        whole: list[tuple[int, int]] = []  # (flat position, id) of pieces that are one token
-        at = 0
-        for text in texts:
-            if not isinstance(text, str):
-                raise InputTypeError(f"texts must be strings, got {type(text).__name__}")
-            pieces = [p.encode("utf-8") for p in self.encoding.split(text)]
-            per_text.append(len(pieces))
-            for p in pieces:
-                rank = self.ranks.get(p)
-                if rank is not None:
-                    whole.append((at, rank))
-                    p = b"\0"
-                chunks.append(p)
-                lengths.append(len(p))
-                at += len(p)
-        raw = torch.frombuffer(bytearray(b"".join(chunks)), dtype=torch.uint8) if at else torch.empty(0)
-        seq = self.byte_ids[raw.to(torch.int64).to(self.device)]
-        if whole:
-            where, ids = torch.tensor(whole, dtype=torch.int64, device=self.device).unbind(1)
-            seq[where] = ids
-        if bool((seq < 0).any()):
-            raise EncodeError("the text holds a byte that the vocabulary has no token for")
-        lens = torch.tensor(lengths, dtype=torch.int64, device=self.device)
-        piece = torch.repeat_interleave(torch.arange(len(lengths), device=self.device), lens)
-        return seq, piece, torch.tensor(per_text, dtype=torch.int64)
+    def _pieces(self, texts: list[str]) -> tuple[Any, Any, Any]:
+        """``(seq, piece, text of each piece)``: every piece of every text, a piece that is a token
+        as that token and any other as its bytes' ids. The Rust core splits and looks the pieces up
+        on its threads and marks each piece's first id with bit 31 (``unmerged_batch_flat``)."""
+        flat, offsets = self.encoding._core_bpe.unmerged_batch_flat(texts, self.threads)
+        marked = torch.from_numpy(flat.view(np.int32)).to(self.device)
+        first = marked < 0
+        seq = (marked & 0x7FFFFFFF).to(torch.int64)
+        piece = torch.cumsum(first, 0) - 1
+        per_text = torch.from_numpy(np.diff(offsets)).to(self.device)
+        text_of_id = torch.repeat_interleave(torch.arange(len(texts), device=self.device), per_text)
+        return seq, piece, text_of_id[first]
 
     def _merge_round(self, seq: Any, piece: Any, n_pieces: int) -> tuple[Any, Any, Any]:
         """One round (see the module docstring); returns ``(seq, piece, finished)`` where
@@ -138,10 +120,11 @@ class TorchEncoder:
         return seq[keep], piece[keep], finished[keep]
 
     def encode_tensors(self, texts: Sequence[str]) -> tuple[Any, Any]:
-        """``(ids, offsets)``: all texts' ids in one tensor, text ``i`` at ``ids[offsets[i]:offsets[i+1]]``."""
-        texts = list(texts)
-        seq, piece, per_text = self._pieces(texts)
-        n_pieces = int(per_text.sum())
+        """``(ids, offsets)``: all texts' ids in one tensor on the device, text ``i`` at
+        ``ids[offsets[i]:offsets[i+1]]`` (``offsets`` on the CPU)."""
+        texts = _check_batch(texts)
+        seq, piece, text_of_piece = self._pieces(texts)
+        n_pieces = text_of_piece.numel()
         done_seq, done_piece = [], []
         while seq.numel():
             seq, piece, finished = self._merge_round(seq, piece, n_pieces)
@@ -154,11 +137,10 @@ class TorchEncoder:
             ids = torch.cat(done_seq)[order]
         else:
             pieces = ids = torch.empty(0, dtype=torch.int64, device=self.device)
-        per_piece = torch.bincount(pieces, minlength=n_pieces).cpu()
-        text_of_piece = torch.repeat_interleave(torch.arange(len(texts)), per_text)
-        per_text_ids = torch.zeros(len(texts), dtype=torch.int64).scatter_add_(0, text_of_piece, per_piece)
+        per_piece = torch.bincount(pieces, minlength=n_pieces)
+        per_text = torch.zeros(len(texts), dtype=torch.int64, device=self.device).scatter_add_(0, text_of_piece, per_piece)
         offsets = torch.zeros(len(texts) + 1, dtype=torch.int64)
-        offsets[1:] = torch.cumsum(per_text_ids, 0)
+        offsets[1:] = torch.cumsum(per_text, 0).cpu()
         return ids, offsets
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:

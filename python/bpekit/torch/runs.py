@@ -34,6 +34,19 @@ def leftmost_nonoverlapping(positions: Any) -> Any:
     return positions[(idx - run_start) % 2 == 0]
 
 
+def leftmost_nonoverlapping_mask(match: Any) -> Any:
+    """:func:`leftmost_nonoverlapping` on a mask of match positions rather than a list: the same
+    positions, found without a device sync (a list's length is known only on the host)."""
+    n = match.numel()
+    if n < 2:
+        return match
+    idx = torch.arange(n, device=match.device)
+    starts = match.clone()
+    starts[1:] &= ~match[:-1]
+    run_start = torch.cummax(torch.where(starts, idx, torch.zeros_like(idx)), dim=0).values
+    return match & ((idx - run_start) % 2 == 0)
+
+
 def segment_min(values: Any, segments: Any, n_segments: int, empty: int) -> Any:
     """Minimum of ``values`` per segment id (``empty`` where a segment has no value)."""
     out = torch.full((n_segments,), empty, dtype=values.dtype, device=values.device)
