@@ -4,6 +4,8 @@ long pieces and random text."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -12,6 +14,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip insta
 
 import bpekit  # noqa: E402
 import bpekit.torch  # noqa: E402
+import bpekit.torch.encoder  # noqa: E402
 from bpekit.errors import EncodeError, InputTypeError  # noqa: E402
 
 LONG = ["a" * 1000, " " * 500 + "x", "1234567890" * 50, "aaaa", "aaaaa", "", "\n\n\n  \t ", "é" * 300]
@@ -55,6 +58,26 @@ def test_random_text_small(small_encoder, texts):
     assert small_encoder.encode_batch(texts) == want
 
 
+def test_a_long_piece_of_many_merges_leaves_the_device_in_time(cl100k, monkeypatch):
+    # one piece of 30,000 random lowercase letters: one rank per round would take ~2,000 rounds
+    rng = random.Random(5)
+    text = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(30_000))
+    rounds = []
+    merge_round = cl100k._merge_round
+    monkeypatch.setattr(cl100k, "_merge_round", lambda *a: rounds.append(1) or merge_round(*a))
+    assert cl100k.encode_batch(["short text", text, "more"]) == [
+        cl100k.encoding.encode_ordinary(t) for t in ["short text", text, "more"]
+    ]
+    assert 1 <= len(rounds) <= 2 * bpekit.torch.encoder.WORK_BUDGET
+
+
+@pytest.mark.parametrize("budget", [0, 0.5, 2])
+def test_any_work_budget_gives_the_same_ids(cl100k, shakespeare, multilingual, budget):
+    enc = bpekit.torch.encoder_for(cl100k.encoding, device=cl100k.device, work_budget=budget)
+    lines = shakespeare.splitlines()[:100] + [d[:400] for d in multilingual] + LONG
+    assert enc.encode_batch(lines) == [cl100k.encoding.encode_ordinary(t) for t in lines]
+
+
 def test_surrogates_empty_texts_and_empty_batches(cl100k):
     texts = ["a\ud800b", "x\udc00\ud83d\ude00 y", "", "  "]  # lone surrogates become U+FFFD
     assert cl100k.encode_batch(texts) == [cl100k.encoding.encode_ordinary(t) for t in texts]
@@ -77,5 +100,8 @@ def test_bad_input(cl100k):
         cl100k.encode_batch("one text")
     with pytest.raises(InputTypeError, match="num_threads"):
         bpekit.torch.encoder_for(cl100k.encoding, device=cl100k.device, threads=-1)
+    for bad in [-1, float("nan"), "8", True]:
+        with pytest.raises(InputTypeError, match="work_budget"):
+            bpekit.torch.encoder_for(cl100k.encoding, device=cl100k.device, work_budget=bad)
     with pytest.raises(InputTypeError, match="Encoding or Tokenizer"):
         bpekit.torch.encode_batch("cl100k_base", ["x"])

@@ -29,12 +29,16 @@ def train(source: Any, vocab_size: int, **options: Any) -> Tokenizer:
     return train_on_tensors(source, vocab_size, **options)
 
 
-def encoder_for(encoding: Encoding | Tokenizer, device: Any = None, threads: int = 0) -> TorchEncoder:
+def encoder_for(
+    encoding: Encoding | Tokenizer, device: Any = None, threads: int = 0, work_budget: float | None = None
+) -> TorchEncoder:
     """A reusable encoder (its pair table is built once; cl100k takes about a second). ``threads``:
-    the Rust core's threads that split the texts (0: one per core)."""
-    from bpekit.torch.encoder import TorchEncoder
+    the Rust core's threads that split the texts (0: one per core); ``work_budget``: how many times
+    the batch's positions the device's merge rounds may touch before the pieces still merging go to
+    the Rust core (default 8; real text needs 2-4)."""
+    from bpekit.torch.encoder import WORK_BUDGET, TorchEncoder
 
-    return TorchEncoder(encoding, device, threads)
+    return TorchEncoder(encoding, device, threads, WORK_BUDGET if work_budget is None else work_budget)
 
 
 def encode_batch(encoding: Encoding | Tokenizer | TorchEncoder, texts: Sequence[str], device: Any = None) -> list[list[int]]:
