@@ -78,6 +78,13 @@ def test_any_work_budget_gives_the_same_ids(cl100k, shakespeare, multilingual, b
     assert enc.encode_batch(lines) == [cl100k.encoding.encode_ordinary(t) for t in lines]
 
 
+def test_hostile_texts(cl100k):
+    from hardening.hostile import HOSTILE
+
+    texts = [make(20_000) for make in HOSTILE.values()]
+    assert cl100k.encode_batch(texts) == [cl100k.encoding.encode_ordinary(t) for t in texts]
+
+
 def test_surrogates_empty_texts_and_empty_batches(cl100k):
     texts = ["a\ud800b", "x\udc00\ud83d\ude00 y", "", "  "]  # lone surrogates become U+FFFD
     assert cl100k.encode_batch(texts) == [cl100k.encoding.encode_ordinary(t) for t in texts]
