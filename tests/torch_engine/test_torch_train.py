@@ -75,6 +75,15 @@ def test_sources_specials_and_limits(shakespeare, device):
     assert tok.encode(text, allowed_special="all") == rust.encode(text, allowed_special="all")
 
 
+def test_hostile_texts_train_as_rust(device):
+    from hardening.hostile import HOSTILE
+
+    for name, make in HOSTILE.items():
+        docs = [make(20_000)]
+        rust = rust_train(iter(docs), vocab_size=400, min_frequency=1, show_progress=False)
+        assert bpekit.torch.train(iter(docs), 400, min_frequency=1, device=device).merges == rust.merges, name
+
+
 def test_bad_input():
     with pytest.raises(VocabError, match="vocab_size"):
         bpekit.torch.train(iter(["abc"]), 10)
