@@ -7,9 +7,9 @@ Layout: every distinct word (pre-token) of length >= 2 as token ids, all words i
 each position. One step:
 
 1. pairs: ``seq[:-1], seq[1:]`` where neither is a separator -> keys ``left * V + right``;
-2. counts: ``torch.unique(keys, return_inverse=True)`` then ``scatter_add`` of the weights, so a
-   pair occurring twice in a word counted ``c`` times adds ``2c`` (``aaa`` holds ``(a, a)`` twice,
-   as the textbook counts);
+2. counts: the keys sorted and the weights summed per run of equal keys (:func:`pair_counts`), so
+   a pair occurring twice in a word counted ``c`` times adds ``2c`` (``aaa`` holds ``(a, a)``
+   twice, as the textbook counts);
 3. best: the highest count; ties go to the smallest ``(left bytes, right bytes)``, found on the
    device through ``order``, the position of each token's bytes among all tokens in byte order
    (distinct tokens have distinct bytes, so comparing ``(order[left], order[right])`` is comparing
