@@ -9,7 +9,8 @@
 //! - [`pretokenize`]: every hand-written splitter gives the pieces of the fancy-regex pattern
 //!   (for DeepSeek-V3's `Split(Isolated)` stage, the matches and the text between them).
 //! - [`round_trip`]: encode (with and without specials, text and raw bytes) then decode gives the
-//!   input back byte for byte, and `count` equals the number of ids.
+//!   input back byte for byte, and `count` equals the number of ids; `unmerged_into`'s marked runs,
+//!   merged one by one, give `encode_ordinary`.
 //! - [`merges`]: small == heap == backtrack == the dispatcher on any piece.
 //! - [`rankfile`]: the `.tiktoken` parser never panics, and what it accepts survives dump → parse.
 //! - [`specials`]: `Specials::find_allowed` agrees with a naive scan.
