@@ -6,16 +6,18 @@ torch has here (the CPU, and CUDA when there is a GPU).
 
 Training (merges alone: both engines start from the same Rust word counts): the 2.24 MB mix of
 docs/torch.md (tinyshakespeare + taylorswift + the Swahili New Testament, o200k pattern) to each
-``--vocab``; with ``--big N``, every Bible file of the shared data (57 MB, 46 languages) to vocab
-``N`` on the GPU (the CPU tensor engine would take hours there). Encoding with cl100k: 10,000
-tinyshakespeare lines, and ``--ml-docs`` documents of the multilingual corpus, and with ``--big`` every Bible in 20-line documents; Rust is
-``encode_ordinary_batch`` on one thread (and, in the JSON, on every core), torch is
-``TorchEncoder.encode_batch`` with its pair table built beforehand (that build is timed apart);
-its split runs on the Rust core's threads, one per core. Every pair of results is compared (merges;
-ids) and the script exits 1 on any difference. Torch on the CPU uses ``--torch-threads`` threads
-(1 by default: on a busy machine more threads spin and run slower, see docs/torch.md).
+``--vocab``; with ``--big N``, every Bible file of the shared data (58.7 MB, 46 languages) to
+vocab ``N``, on the GPU only (the CPU tensor engine would take hours there).
 
-Each timing is the best of ``--rounds`` runs after one warm-up of the device (CUDA's context and
+Encoding with cl100k: 10,000 tinyshakespeare lines, ``--ml-docs`` documents of the multilingual
+corpus and, with ``--big``, every Bible in 20-line documents. Rust is ``encode_ordinary_batch``
+on one thread and on every core; torch is ``TorchEncoder.encode_batch`` with its pair table built
+beforehand (that build is timed apart), its split on the Rust core's threads, one per core.
+
+Every pair of results is compared (merges; ids) and the script exits 1 on any difference. Torch
+on the CPU uses ``--torch-threads`` threads (1 by default: on a busy machine more threads spin and
+run slower, see docs/torch.md). Each timing is the best of ``--rounds`` runs (one run for the
+Bible training, and for training on the CPU) after one warm-up of each device (CUDA's context and
 kernels load on first use). Results go to stdout as a Markdown table and to ``--json`` if given.
 """
 
