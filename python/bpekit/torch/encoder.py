@@ -106,8 +106,7 @@ class TorchEncoder:
         rank = torch.where(same, self.pair_rank(seq[:-1], seq[1:]), NONE)
         lowest = segment_min(rank, piece[:-1], n_pieces, NONE)
         finished = lowest[piece] == NONE
-        hits = torch.nonzero((rank == lowest[piece[:-1]]) & (rank < NONE)).squeeze(1)
-        hits = leftmost_nonoverlapping(hits)
+        hits = torch.nonzero(leftmost_nonoverlapping((rank == lowest[piece[:-1]]) & (rank < NONE))).squeeze(1)
         if hits.numel() == 0:
             return seq, piece, finished
         new = rank[hits]

@@ -6,10 +6,11 @@ Overlapping matches only occur in runs of consecutive positions (``a a a a`` mat
 is kept iff its offset from the start of its run is even. The start of each position's run is a
 running maximum over "run starts here" markers (``torch.cummax``), so no Python loop is needed::
 
-    positions      0 1 2   5 6   9
-    run starts     1 0 0   1 0   1
-    run start idx  0 0 0   3 3   5      (cummax of index-where-start)
-    offset         0 1 2   0 1   0  -> keep 0, 2, 5, 9
+    position       0 1 2 3 4 5 6 7 8 9
+    match          1 1 1 0 0 1 1 0 0 1
+    run starts     1 0 0 0 0 1 0 0 0 1
+    run start      0 0 0 0 0 5 5 5 5 9      (cummax of position-where-start)
+    offset         0 1 2 . . 0 1 . . 0  -> keep 0, 2, 5, 9
 """
 
 from __future__ import annotations
@@ -21,22 +22,11 @@ from bpekit.torch.device import require_torch
 torch = require_torch()
 
 
-def leftmost_nonoverlapping(positions: Any) -> Any:
-    """From sorted match positions (each match covers ``p`` and ``p + 1``), the ones a left-to-right
-    scan merges: in each run of consecutive positions, every other one starting with the first."""
-    n = positions.numel()
-    if n < 2:
-        return positions
-    idx = torch.arange(n, device=positions.device)
-    starts = torch.ones(n, dtype=torch.bool, device=positions.device)
-    starts[1:] = positions[1:] != positions[:-1] + 1
-    run_start = torch.cummax(torch.where(starts, idx, torch.zeros_like(idx)), dim=0).values
-    return positions[(idx - run_start) % 2 == 0]
-
-
-def leftmost_nonoverlapping_mask(match: Any) -> Any:
-    """:func:`leftmost_nonoverlapping` on a mask of match positions rather than a list: the same
-    positions, found without a device sync (a list's length is known only on the host)."""
+def leftmost_nonoverlapping(match: Any) -> Any:
+    """From a mask of match positions (each match covers ``p`` and ``p + 1``), the ones a
+    left-to-right scan merges: in each run of consecutive positions, every other one starting with
+    the first. On a mask, not a list of positions, so that the trainer needs no device sync (a
+    list's length is known only on the host)."""
     n = match.numel()
     if n < 2:
         return match

@@ -15,7 +15,7 @@ each position. One step:
    (distinct tokens have distinct bytes, so comparing ``(order[left], order[right])`` is comparing
    the bytes); ``order`` is updated in place when a token is added;
 4. merge: positions matching the pair, thinned to the non-overlapping left-to-right ones
-   (``runs.leftmost_nonoverlapping_mask``, only needed when left == right), get the new id and the
+   (``runs.leftmost_nonoverlapping``, only needed when left == right), get the new id and the
    position after each is deleted.
 
 A step waits for the device four times, for sizes the host must know: the pairs' positions, the
@@ -36,7 +36,7 @@ from bpekit.errors import DataNotFoundError, PatternError
 from bpekit.patterns import resolve_pattern
 from bpekit.tokenizer import Tokenizer
 from bpekit.torch.device import require_torch, resolve_device
-from bpekit.torch.runs import leftmost_nonoverlapping_mask
+from bpekit.torch.runs import leftmost_nonoverlapping
 from bpekit.train import TIE_RULE, Trainer, WordCounts
 
 torch = require_torch()
@@ -136,7 +136,7 @@ def learn_merges(
             length[new_id] = len(merged)
         hits = (left == a) & (right == b)  # separators (-1) never match
         if a == b:
-            hits = leftmost_nonoverlapping_mask(hits)
+            hits = leftmost_nonoverlapping(hits)
         seq[:-1] = torch.where(hits, new_id, left)
         keep = torch.ones(seq.numel(), dtype=torch.bool, device=dev)
         keep[1:] = ~hits
