@@ -175,8 +175,8 @@ class TorchEncoder:
                 ids += merged
                 owners += [pieces[start]] * len(merged)
                 start = end
-        as_tensor = lambda xs: torch.tensor(xs, dtype=torch.int64, device=self.device)  # noqa: E731
-        return as_tensor(ids), as_tensor(owners)
+        dev = self.device
+        return torch.tensor(ids, dtype=torch.int64, device=dev), torch.tensor(owners, dtype=torch.int64, device=dev)
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's ids, as ``Encoding.encode_ordinary`` gives them."""
