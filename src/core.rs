@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::merge::cache::{self, CacheSlot, PieceCache};
 use crate::merge::backtrack::lazy::{worth_partial, Built, LazyTables};
 use crate::merge::backtrack::{Backtrack, ByteSet};
-use crate::merge::{byte_pair_encode_with, Ranks, LINEAR_THRESHOLD};
+use crate::merge::{byte_pair_encode_with, small, Ranks, LINEAR_THRESHOLD};
 use crate::pretokenize::Pretokenizer;
 use crate::special::Specials;
 use crate::vocab::{Rank, Vocab};
@@ -154,6 +154,11 @@ impl CoreBpe {
             if let (Some(x), Some(y)) = (self.vocab.rank(&[a]), self.vocab.rank(&[b])) {
                 out.extend_from_slice(&[x, y]);
                 return Ok(2);
+            }
+        }
+        if let 3..=4 = piece.len() {
+            if let Some(n) = small::encode_tiny(&self.vocab.fast, piece, out) {
+                return Ok(n);
             }
         }
         let cacheable = piece.len() <= cache::MAX_CACHED_PIECE && cache.as_deref_mut().is_some_and(|c| c.active());

@@ -22,7 +22,7 @@
 //!   sixth round; this costs one store per merge: 1.03–1.07x on the merge alone (random Unicode
 //!   1.12–1.15), 1.02–1.06x on encoding multilingual text.
 
-use super::{heap, ShortKeyLookup};
+use super::{heap, RankLookup, ShortKeyLookup};
 use crate::error::{Error, Result};
 use crate::vocab::Rank;
 
@@ -53,6 +53,62 @@ fn rank_of_span<R: ShortKeyLookup, const SHORT_FROM: usize>(
         ranks.rank_of_short(key, &piece[s..e])
     } else {
         ranks.rank_of(&piece[s..e])
+    }
+}
+
+/// The ids of a piece of three or four bytes **that is not a token**, appended to `out`, without
+/// the flat merge's arrays, scans or cache: `None` (nothing appended) if one of its bytes has no
+/// token, for the caller's general path to report. Such a piece takes at most two merges, and
+/// the merge that would join the last two parts is never looked up: that pair is the whole
+/// piece. Three bytes need only the direct table.
+#[inline(always)]
+pub fn encode_tiny<R: RankLookup>(ranks: &R, piece: &[u8], out: &mut Vec<Rank>) -> Option<usize> {
+    const NO: Rank = Rank::MAX;
+    let byte = |x: u8| ranks.rank_of(&[x]);
+    let pair = |s: &[u8]| ranks.rank_of(s).unwrap_or(NO);
+    match *piece {
+        [a, b, c] => {
+            let (x, y, z) = (byte(a)?, byte(b)?, byte(c)?);
+            let (ab, bc) = (pair(&[a, b]), pair(&[b, c]));
+            // the lower pair merges (the left one on a tie); then only the whole piece is left
+            let (ids, n) = match (ab, bc) {
+                (NO, NO) => ([x, y, z], 3),
+                _ if ab <= bc => ([ab, z, 0], 2),
+                _ => ([x, bc, 0], 2),
+            };
+            out.extend_from_slice(&ids[..n]);
+            Some(n)
+        }
+        [a, b, c, d] => {
+            let (x, y, z, w) = (byte(a)?, byte(b)?, byte(c)?, byte(d)?);
+            let (ab, bc, cd) = (pair(&[a, b]), pair(&[b, c]), pair(&[c, d]));
+            // After the first merge three parts are left, and the lower of their two pairs (the
+            // left one on a tie) is the second and last.
+            let second = |l: Rank, r: Rank, left: [Rank; 2], right: [Rank; 2], none: [Rank; 3]| match (l, r) {
+                (NO, NO) => (none, 3),
+                _ if l <= r => ([left[0], left[1], 0], 2),
+                _ => ([right[0], right[1], 0], 2),
+            };
+            let (ids, n) = if ab == NO && bc == NO && cd == NO {
+                out.extend_from_slice(&[x, y, z, w]);
+                return Some(4);
+            } else if ab <= bc && ab <= cd {
+                // [ab, c, d]: the pairs abc and cd
+                let abc = pair(&piece[..3]);
+                second(abc, cd, [abc, w], [ab, cd], [ab, z, w])
+            } else if bc <= cd {
+                // [a, bc, d]: the pairs abc and bcd
+                let (abc, bcd) = (pair(&piece[..3]), pair(&piece[1..]));
+                second(abc, bcd, [abc, w], [x, bcd], [x, bc, w])
+            } else {
+                // [a, b, cd]: the pairs ab and bcd
+                let bcd = pair(&piece[1..]);
+                second(ab, bcd, [ab, cd], [x, bcd], [x, y, cd])
+            };
+            out.extend_from_slice(&ids[..n]);
+            Some(n)
+        }
+        _ => None,
     }
 }
 
@@ -146,6 +202,85 @@ mod tests {
             heap::encode_into(&ranks, usize::MAX, piece.as_bytes(), &mut heap_ids).unwrap();
             assert_eq!(got, want, "{piece}");
             assert_eq!(heap_ids, want, "{piece}");
+        }
+    }
+
+    /// `encode_tiny` equals the flat merge on every piece of three and four bytes over a small
+    /// alphabet that is not a token, for random vocabularies over it (equal ranks included, so
+    /// that the left-first rule on ties is exercised), and leaves `out` alone without a byte's
+    /// token.
+    #[test]
+    fn tiny_pieces_merge_as_the_flat_merge() {
+        let mut rng = Rng::new(3);
+        let alphabet = b"ab\0\xff";
+        let mut pieces: Vec<Vec<u8>> = Vec::new();
+        for n in 2..=4u32 {
+            for code in 0..4usize.pow(n) {
+                pieces.push((0..n).map(|k| alphabet[code / 4usize.pow(k) % 4]).collect());
+            }
+        }
+        for round in 0..400 {
+            let mut ranks = Ranks::default();
+            for (i, &b) in alphabet.iter().enumerate() {
+                ranks.insert(vec![b], i as Rank);
+            }
+            let spread = if round % 2 == 0 { 1000 } else { 6 }; // few ranks: many ties
+            for p in pieces.iter().filter(|p| p.len() > 1) {
+                if rng.below(3) == 0 {
+                    ranks.insert(p.clone(), 4 + rng.below(spread) as Rank);
+                }
+            }
+            let fast = FastRanks::new(&ranks);
+            for p in pieces.iter().filter(|p| p.len() > 2 && !ranks.contains_key(*p)) {
+                let (mut got, mut want) = (vec![7], vec![7]);
+                let n = encode_tiny(&fast, p, &mut got);
+                encode_into(&ranks, p, &mut want).unwrap();
+                assert_eq!(n, Some(want.len() - 1), "{p:?}");
+                assert_eq!(got, want, "{p:?} round {round}");
+            }
+        }
+        let mut ranks = Ranks::default();
+        ranks.insert(b"a".to_vec(), 0);
+        ranks.insert(b"ab".to_vec(), 1);
+        let mut out = vec![7];
+        assert_eq!(encode_tiny(&FastRanks::new(&ranks), b"aab", &mut out), None);
+        assert_eq!(encode_tiny(&FastRanks::new(&ranks), b"abcde", &mut out), None);
+        assert_eq!(out, [7]);
+    }
+
+    /// `encode_tiny` equals the heap merge on the real vocabularies: every 3- and 4-byte window
+    /// of the corpora that is not a token, and random ones.
+    #[test]
+    fn tiny_pieces_merge_as_the_heap_on_real_vocabularies() {
+        let dir = crate::fuzzing::data_dir();
+        let mut text = Vec::new();
+        for name in ["tatoeba/tatoeba.rus-eng.rus", "tatoeba/tatoeba.hin-eng.hin", "taylorswift.txt"] {
+            match std::fs::read(dir.join("corpora").join(name)) {
+                Ok(data) => text.extend_from_slice(&data[..data.len().min(30_000)]),
+                Err(e) => eprintln!("SKIPPED part: corpora/{name}: {e}"),
+            }
+        }
+        let mut rng = Rng::new(9);
+        text.extend((0..20_000).map(|_| rng.next() as u8));
+        for name in ["cl100k_base", "o200k_base"] {
+            let path = dir.join("ranks").join(format!("{name}.tiktoken"));
+            let Ok(data) = std::fs::read(&path) else {
+                eprintln!("SKIPPED: {name}: {} not found; set BPEKIT_TEST_DATA", path.display());
+                continue;
+            };
+            let ranks = crate::rankfile::parse(&data, name).unwrap();
+            let fast = FastRanks::new(&ranks);
+            let mut checked = 0;
+            for n in 3..=4 {
+                for p in text.windows(n).filter(|p| !ranks.contains_key(*p)) {
+                    let (mut got, mut want) = (Vec::new(), Vec::new());
+                    assert_eq!(encode_tiny(&fast, p, &mut got), Some(got.len()));
+                    heap::encode_into(&ranks, usize::MAX, p, &mut want).unwrap();
+                    assert_eq!(got, want, "{name} {p:?}");
+                    checked += 1;
+                }
+            }
+            assert!(checked > 50_000, "{name}: {checked}");
         }
     }
 
