@@ -109,20 +109,23 @@ fn ascii_start<const CONTRACTIONS: u8, const KIMI: bool>(t: &Tables, b: &[u8], i
         return None;
     };
     // ASCII uppercase letters are U and not W, so `U*` takes all of them and gives none back.
-    // Eight bytes at once where the text has them: the uppercase run, and the lowercase run
-    // after it, which ends the piece where the byte after it is ASCII.
+    // After an uppercase letter, eight bytes at once where the text has them: the uppercase
+    // run and the lowercase run after it, which ends the piece where the byte after it is ASCII
+    // (a branch per letter mispredicts on mixed case). Most words start lowercase and go
+    // straight to the lowercase run below.
     let mut j = p;
-    if let Some(w) = b.get(p..p + 8) {
-        let (u, l) = super::swar::upper_lower([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-        j = p + u;
-        if l > 0 {
-            let end = j + l;
-            let end = if end < p + 8 && b[end] < 0x80 { end } else { run_any_but(t, b, end, W, but::<KIMI>()) };
-            return Some(with_contraction::<CONTRACTIONS>(t, b, end));
+    if b.get(p).is_some_and(u8::is_ascii_uppercase) {
+        if let Some(w) = b.get(p..p + 8) {
+            let (u, l) = super::swar::upper_lower([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            let end = p + u + l;
+            if l > 0 && u + l < 8 && b[end] < 0x80 {
+                return Some(with_contraction::<CONTRACTIONS>(t, b, end));
+            }
+            j = p + u;
         }
-    }
-    while j < b.len() && b[j].is_ascii_uppercase() {
-        j += 1;
+        while j < b.len() && b[j].is_ascii_uppercase() {
+            j += 1;
+        }
     }
     match b.get(j) {
         Some(&y) if y.is_ascii_lowercase() => Some(with_contraction::<CONTRACTIONS>(t, b, run_any_but(t, b, j, W, but::<KIMI>()))),
