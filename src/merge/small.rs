@@ -248,27 +248,44 @@ mod tests {
         assert_eq!(out, [7]);
     }
 
+    /// The first `limit` bytes of each of `files` under the shared corpora, one after the other
+    /// (a missing file is left out, with a message).
+    fn corpus_sample(files: &[&str], limit: usize) -> Vec<u8> {
+        let dir = crate::fuzzing::data_dir().join("corpora");
+        let mut text = Vec::new();
+        for name in files {
+            match std::fs::read(dir.join(name)) {
+                Ok(data) => text.extend_from_slice(&data[..data.len().min(limit)]),
+                Err(e) => eprintln!("SKIPPED part: corpora/{name}: {e}"),
+            }
+        }
+        text
+    }
+
+    /// cl100k_base and o200k_base from the shared data, each with its name (a missing one is
+    /// left out, with a message).
+    fn real_vocabularies() -> Vec<(&'static str, Ranks)> {
+        let dir = crate::fuzzing::data_dir();
+        let mut out = Vec::new();
+        for name in ["cl100k_base", "o200k_base"] {
+            let path = dir.join("ranks").join(format!("{name}.tiktoken"));
+            match std::fs::read(&path) {
+                Ok(data) => out.push((name, crate::rankfile::parse(&data, name).unwrap())),
+                Err(_) => eprintln!("SKIPPED: {name}: {} not found; set BPEKIT_TEST_DATA", path.display()),
+            }
+        }
+        out
+    }
+
     /// `encode_tiny` equals the heap merge on the real vocabularies: every 3- and 4-byte window
     /// of the corpora that is not a token, and random ones.
     #[test]
     fn tiny_pieces_merge_as_the_heap_on_real_vocabularies() {
-        let dir = crate::fuzzing::data_dir();
-        let mut text = Vec::new();
-        for name in ["tatoeba/tatoeba.rus-eng.rus", "tatoeba/tatoeba.hin-eng.hin", "taylorswift.txt"] {
-            match std::fs::read(dir.join("corpora").join(name)) {
-                Ok(data) => text.extend_from_slice(&data[..data.len().min(30_000)]),
-                Err(e) => eprintln!("SKIPPED part: corpora/{name}: {e}"),
-            }
-        }
+        let files = ["tatoeba/tatoeba.rus-eng.rus", "tatoeba/tatoeba.hin-eng.hin", "taylorswift.txt"];
+        let mut text = corpus_sample(&files, 30_000);
         let mut rng = Rng::new(9);
         text.extend((0..20_000).map(|_| rng.next() as u8));
-        for name in ["cl100k_base", "o200k_base"] {
-            let path = dir.join("ranks").join(format!("{name}.tiktoken"));
-            let Ok(data) = std::fs::read(&path) else {
-                eprintln!("SKIPPED: {name}: {} not found; set BPEKIT_TEST_DATA", path.display());
-                continue;
-            };
-            let ranks = crate::rankfile::parse(&data, name).unwrap();
+        for (name, ranks) in real_vocabularies() {
             let fast = FastRanks::new(&ranks);
             let mut checked = 0;
             for n in 3..=4 {
@@ -326,23 +343,11 @@ mod tests {
     /// a stride of the corpora, and random byte strings.
     #[test]
     fn packed_merge_equals_heap_on_real_vocabularies() {
-        let dir = crate::fuzzing::data_dir();
-        let mut text = Vec::new();
         let files = ["cmn", "hin", "rus"].map(|l| format!("tatoeba/tatoeba.{l}-eng.{l}"));
-        for name in files.iter().map(String::as_str).chain(["taylorswift.txt"]) {
-            match std::fs::read(dir.join("corpora").join(name)) {
-                Ok(data) => text.extend_from_slice(&data[..data.len().min(40_000)]),
-                Err(e) => eprintln!("SKIPPED part: corpora/{name}: {e}"),
-            }
-        }
+        let names: Vec<&str> = files.iter().map(String::as_str).chain(["taylorswift.txt"]).collect();
+        let text = corpus_sample(&names, 40_000);
         let mut rng = Rng::new(5);
-        for name in ["cl100k_base", "o200k_base"] {
-            let path = dir.join("ranks").join(format!("{name}.tiktoken"));
-            let Ok(data) = std::fs::read(&path) else {
-                eprintln!("SKIPPED: {name}: {} not found; set BPEKIT_TEST_DATA", path.display());
-                continue;
-            };
-            let ranks = crate::rankfile::parse(&data, name).unwrap();
+        for (name, ranks) in real_vocabularies() {
             let fast = FastRanks::new(&ranks);
             let mut pieces: Vec<Vec<u8>> = Vec::new();
             let mut at = 0;
