@@ -143,23 +143,22 @@ impl CoreBpe {
         self.encode_non_token(piece, out, cache)
     }
 
-    /// Encodes a piece that is not a token: two bytes directly, else from the pre-token cache or
-    /// merged (and cached).
+    /// Encodes a piece that is not a token: two to four bytes directly, else from the pre-token
+    /// cache or merged (and cached).
     #[inline]
     fn encode_non_token(&self, piece: &[u8], out: &mut Vec<Rank>, cache: &mut Option<&mut PieceCache>) -> Result<usize> {
-        // Two bytes that are not a token are their two byte tokens (their one pair is the whole
-        // piece, so nothing merges): cheaper than a cache probe. `" \0"` in cl100k and o200k, a
-        // third of the pieces of `"a\0 \0"` repeated. See src/PERFORMANCE.md, "Sixth round".
-        if let [a, b] = *piece {
-            if let (Some(x), Some(y)) = (self.vocab.rank(&[a]), self.vocab.rank(&[b])) {
-                out.extend_from_slice(&[x, y]);
-                return Ok(2);
-            }
-        }
-        if let 3..=4 = piece.len() {
-            if let Some(n) = self.encode_tiny(piece, out) {
-                return Ok(n);
-            }
+        // Two to four bytes take at most two merges and the pair that spans the whole piece is
+        // never looked up: cheaper than a cache probe. Two bytes (`" \0"` in cl100k and o200k, a
+        // third of the pieces of `"a\0 \0"` repeated; src/PERFORMANCE.md, "Sixth round") are
+        // their byte tokens, inline (out of line cost that text 4–7%); three and four bytes (most
+        // pieces of mixed-case letters, "Twenty-sixth round") out of line.
+        let tiny = match piece.len() {
+            2 => small::encode_tiny(&self.vocab.fast, piece, out),
+            3..=4 => self.encode_tiny(piece, out),
+            _ => None,
+        };
+        if let Some(n) = tiny {
+            return Ok(n);
         }
         let cacheable = piece.len() <= cache::MAX_CACHED_PIECE && cache.as_deref_mut().is_some_and(|c| c.active());
         let hash = if cacheable { cache::hash_of(piece) } else { 0 };
@@ -176,9 +175,9 @@ impl CoreBpe {
         Ok(out.len() - before)
     }
 
-    /// [`small::encode_tiny`], out of line: inlined, it grew the splitter's loop it sits in
-    /// (callgrind: +2.2M instructions a pass over the English corpus, whose 3- and 4-byte pieces
-    /// that are not a token are few).
+    /// [`small::encode_tiny`] for three and four bytes, out of line: inlined, it grew the
+    /// splitter's loop it sits in (callgrind: +2.2M instructions a pass over the English corpus,
+    /// whose 3- and 4-byte pieces that are not a token are few).
     #[inline(never)]
     fn encode_tiny(&self, piece: &[u8], out: &mut Vec<Rank>) -> Option<usize> {
         small::encode_tiny(&self.vocab.fast, piece, out)

@@ -345,8 +345,8 @@ pub fn merges(data: &[u8]) {
         small::encode_into(&f.ranks, piece, &mut got).expect("small");
         assert_eq!(got, want, "{}: small != heap", f.name);
     }
-    // the three- and four-byte path takes pieces that are not tokens
-    if (3..=4).contains(&piece.len()) && !f.ranks.contains_key(piece) {
+    // the two- to four-byte path takes pieces that are not tokens
+    if (2..=4).contains(&piece.len()) && !f.ranks.contains_key(piece) {
         let mut got = Vec::new();
         assert_eq!(small::encode_tiny(&f.ranks, piece, &mut got), Some(got.len()), "{}: tiny", f.name);
         assert_eq!(got, want, "{}: tiny != heap", f.name);

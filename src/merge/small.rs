@@ -56,17 +56,21 @@ fn rank_of_span<R: ShortKeyLookup, const SHORT_FROM: usize>(
     }
 }
 
-/// The ids of a piece of three or four bytes **that is not a token**, appended to `out`, without
+/// The ids of a piece of two to four bytes **that is not a token**, appended to `out`, without
 /// the flat merge's arrays, scans or cache: `None` (nothing appended) if one of its bytes has no
 /// token, for the caller's general path to report. Such a piece takes at most two merges, and
 /// the merge that would join the last two parts is never looked up: that pair is the whole
-/// piece. Three bytes need only the direct table.
+/// piece. Two bytes are their byte tokens; three need only the direct table.
 #[inline(always)]
 pub fn encode_tiny<R: RankLookup>(ranks: &R, piece: &[u8], out: &mut Vec<Rank>) -> Option<usize> {
     const NO: Rank = Rank::MAX;
     let byte = |x: u8| ranks.rank_of(&[x]);
     let pair = |s: &[u8]| ranks.rank_of(s).unwrap_or(NO);
     match *piece {
+        [a, b] => {
+            out.extend_from_slice(&[byte(a)?, byte(b)?]);
+            Some(2)
+        }
         [a, b, c] => {
             let (x, y, z) = (byte(a)?, byte(b)?, byte(c)?);
             let (ab, bc) = (pair(&[a, b]), pair(&[b, c]));
@@ -205,7 +209,7 @@ mod tests {
         }
     }
 
-    /// `encode_tiny` equals the flat merge on every piece of three and four bytes over a small
+    /// `encode_tiny` equals the flat merge on every piece of two to four bytes over a small
     /// alphabet that is not a token, for random vocabularies over it (equal ranks included, so
     /// that the left-first rule on ties is exercised), and leaves `out` alone without a byte's
     /// token.
@@ -231,7 +235,7 @@ mod tests {
                 }
             }
             let fast = FastRanks::new(&ranks);
-            for p in pieces.iter().filter(|p| p.len() > 2 && !ranks.contains_key(*p)) {
+            for p in pieces.iter().filter(|p| !ranks.contains_key(*p)) {
                 let (mut got, mut want) = (vec![7], vec![7]);
                 let n = encode_tiny(&fast, p, &mut got);
                 encode_into(&ranks, p, &mut want).unwrap();
@@ -244,6 +248,7 @@ mod tests {
         ranks.insert(b"ab".to_vec(), 1);
         let mut out = vec![7];
         assert_eq!(encode_tiny(&FastRanks::new(&ranks), b"aab", &mut out), None);
+        assert_eq!(encode_tiny(&FastRanks::new(&ranks), b"bb", &mut out), None);
         assert_eq!(encode_tiny(&FastRanks::new(&ranks), b"abcde", &mut out), None);
         assert_eq!(out, [7]);
     }
@@ -277,7 +282,7 @@ mod tests {
         out
     }
 
-    /// `encode_tiny` equals the heap merge on the real vocabularies: every 3- and 4-byte window
+    /// `encode_tiny` equals the heap merge on the real vocabularies: every 2- to 4-byte window
     /// of the corpora that is not a token, and random ones.
     #[test]
     fn tiny_pieces_merge_as_the_heap_on_real_vocabularies() {
@@ -288,7 +293,7 @@ mod tests {
         for (name, ranks) in real_vocabularies() {
             let fast = FastRanks::new(&ranks);
             let mut checked = 0;
-            for n in 3..=4 {
+            for n in 2..=4 {
                 for p in text.windows(n).filter(|p| !ranks.contains_key(*p)) {
                     let (mut got, mut want) = (Vec::new(), Vec::new());
                     assert_eq!(encode_tiny(&fast, p, &mut got), Some(got.len()));
