@@ -19,6 +19,19 @@ use std::collections::HashMap;
 /// "Numpy output and batches, fourth round".
 const COPY_IDS_BELOW: usize = 1 << 16;
 
+/// Texts under this many bytes are encoded into a buffer kept per thread ([`SCRATCH`]) and the
+/// ids copied out of it into the list or array returned, rather than into a `Vec` allocated and
+/// freed by every call. In a process whose heap other code has cut up (a long-running service, a
+/// harness holding other libraries' outputs) that `Vec`'s `malloc` and `free` were a quarter of
+/// a per-document `encode_to_numpy` pass (src/PERFORMANCE.md, "Twenty-seventh round"). Its
+/// capacity stays under twice this many ids (4 bytes each); longer texts get a `Vec` of their
+/// own, which a long numpy output then keeps without a copy (`COPY_IDS_BELOW`).
+const SCRATCH_BELOW: usize = 1 << 15;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<Rank>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// `ids` as a numpy `uint32` array: copied when short (one allocation, no owner object), moved
 /// when long (no copy).
 pub(super) fn ids_array(py: Python<'_>, ids: Vec<Rank>) -> Bound<'_, PyArray1<Rank>> {
@@ -70,14 +83,7 @@ fn ranks_to_dict<'py>(py: Python<'py>, ranks: &Ranks) -> PyResult<Bound<'py, PyD
 
 impl CoreBPE {
     /// `encode` under tiktoken's default policy (`refuse`: any special token in the text is an
-    /// error, else none is matched) or with every special token allowed.
-    fn encode_policy(&self, text: &str, refuse: bool) -> Result<Vec<Rank>, Fail> {
-        let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        self.encode_policy_into(text, refuse, &mut out)?;
-        Ok(out)
-    }
-
-    /// [`CoreBPE::encode_policy`], appending to `out` (batches: one buffer per chunk of texts).
+    /// error, else none is matched) or with every special token allowed, appending to `out`.
     fn encode_policy_into(&self, text: &str, refuse: bool, out: &mut Vec<Rank>) -> Result<(), Fail> {
         if refuse {
             self.refuse_specials(text)?;
@@ -122,15 +128,36 @@ impl CoreBPE {
 
     /// `encode` under a fast-path policy.
     pub(super) fn encode_with(&self, text: &str, policy: &Policy) -> Result<Vec<Rank>, Fail> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        self.encode_with_into(text, policy, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`CoreBPE::encode_with`], appending to `out`.
+    fn encode_with_into(&self, text: &str, policy: &Policy, out: &mut Vec<Rank>) -> Result<(), Fail> {
         match policy {
-            Policy::Refuse => self.encode_policy(text, true),
-            Policy::All => self.encode_policy(text, false),
-            Policy::Ordinary => Ok(self.core.encode_ordinary(text)?),
+            Policy::Refuse => self.encode_policy_into(text, true, out),
+            Policy::All => self.encode_policy_into(text, false, out),
+            Policy::Ordinary => Ok(self.core.encode_ordinary_into(text, out).map(drop)?),
             Policy::Only(only) => {
                 self.refuse(text, &only.refused)?;
-                Ok(self.core.encode(text, &only.allowed)?.0)
+                Ok(self.core.encode_into(text, &only.allowed, out).map(drop)?)
             }
         }
+    }
+
+    /// `finish` applied to the ids of `text` under `policy`, encoded into this thread's
+    /// [`SCRATCH`] buffer; `None` (nothing done) when `text` is not short or the buffer is in use.
+    fn scratch_ids<R>(&self, py: Python<'_>, text: &str, policy: &Policy, finish: impl FnOnce(&[Rank]) -> PyResult<R>) -> Option<PyResult<R>> {
+        if text.len() >= SCRATCH_BELOW {
+            return None;
+        }
+        SCRATCH.with(|cell| {
+            let mut buf = cell.try_borrow_mut().ok()?;
+            buf.clear();
+            let out: &mut Vec<Rank> = &mut buf;
+            Some(encode_call(py, text.len(), || self.encode_with_into(text, policy, out)).and_then(|()| finish(&buf)))
+        })
     }
 
     /// [`Policy::Only`] for the items of `set` (an exact `set` or `frozenset`): `None` unless every
@@ -151,6 +178,9 @@ impl CoreBPE {
     /// One `encode` call from Python: the argument checked (module `calls`), a list of ints.
     pub(super) fn list_call<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: &Policy) -> PyResult<Bound<'py, PyList>> {
         let text = text_arg(text)?;
+        if let Some(list) = self.scratch_ids(py, &text, policy, |ids| self.ints.list(py, ids)) {
+            return list;
+        }
         let ids = encode_call(py, text.len(), || self.encode_with(&text, policy))?;
         self.ints.list(py, &ids)
     }
@@ -158,6 +188,9 @@ impl CoreBPE {
     /// One `encode_to_numpy` call from Python (see [`ids_array`]).
     pub(super) fn numpy_call<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: &Policy) -> PyResult<Bound<'py, PyArray1<Rank>>> {
         let text = text_arg(text)?;
+        if let Some(array) = self.scratch_ids(py, &text, policy, |ids| Ok(PyArray1::from_slice(py, ids))) {
+            return array;
+        }
         let ids = encode_call(py, text.len(), || self.encode_with(&text, policy))?;
         Ok(ids_array(py, ids))
     }

@@ -252,6 +252,32 @@ def test_lists_are_fresh_and_hold_plain_ints(enc: bpekit.Encoding) -> None:
     assert all(type(i) is int for i in b + enc.encode_batch(["é x"])[0])
 
 
+SCRATCH_BELOW = 1 << 15  # src/py/encoder.rs: shorter texts are encoded into one buffer per thread
+
+
+@pytest.mark.parametrize("pair", ["encode", "encode all", "encode_to_numpy", "encode_to_numpy set", "encode set"])
+def test_results_out_of_the_threads_buffer_are_their_own(enc: bpekit.Encoding, pair: str) -> None:
+    # Short texts share a buffer per thread: whatever came before (a longer text, a refused one,
+    # one on the other side of the threshold), every result holds its own ids, and no later call
+    # changes an array or list already returned.
+    near = "the " * (SCRATCH_BELOW // 4 - 1)
+    texts = ["theatre", "", "é x", "the " * 40, near + "abc", near + "abcd", near + "the é",
+             "x<|end|>y the", "<|fim|>", "日" * 5000]
+    fast, general = PAIRS[pair]
+    expected = {t: outcome(general, enc, t) for t in texts}
+    rng = random.Random(7)
+    kept = []
+    for t in [rng.choice(texts) for _ in range(80)]:
+        try:
+            kept.append((t, fast(enc, t)))
+        except Exception as e:  # noqa: BLE001 (compared below)
+            assert expected[t] == ("err", type(e), str(e))
+    for t, r in kept:
+        assert ("ok", r.tolist() if isinstance(r, np.ndarray) else r) == expected[t]
+    arrays = [r for _, r in kept if isinstance(r, np.ndarray)]
+    assert not any(np.shares_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1:] if len(a) and len(b))
+
+
 def test_one_encoding_from_four_threads(enc: bpekit.Encoding) -> None:
     texts = [t.replace("<|", "") for t in random_texts(200, seed=11, max_len=200)]
     expected = [enc.encode(t, allowed_special=()) for t in texts]
