@@ -5,6 +5,7 @@ use super::batch::around as around_ids;
 use super::flat::{count_at, encode_flat, encode_flat_at, FlatBatch};
 use super::calls::{batch_items, batch_texts, encode_call, text_arg, threads_arg, Fail, Only, Policy};
 use super::ints::IdInts;
+use super::scratch;
 use super::{run, to_py_err};
 use crate::core::CoreBpe;
 use crate::merge::Ranks;
@@ -18,19 +19,6 @@ use std::collections::HashMap;
 /// over without a copy (the `Vec` becomes the array's memory). Numbers in src/PERFORMANCE.md,
 /// "Numpy output and batches, fourth round".
 const COPY_IDS_BELOW: usize = 1 << 16;
-
-/// Texts under this many bytes are encoded into a buffer kept per thread ([`SCRATCH`]) and the
-/// ids copied out of it into the list or array returned, rather than into a `Vec` allocated and
-/// freed by every call. In a process whose heap other code has cut up (a long-running service, a
-/// harness holding other libraries' outputs) that `Vec`'s `malloc` and `free` were a quarter of
-/// a per-document `encode_to_numpy` pass (src/PERFORMANCE.md, "Twenty-seventh round"). Its
-/// capacity stays under twice this many ids (4 bytes each); longer texts get a `Vec` of their
-/// own, which a long numpy output then keeps without a copy (`COPY_IDS_BELOW`).
-const SCRATCH_BELOW: usize = 1 << 15;
-
-thread_local! {
-    static SCRATCH: std::cell::RefCell<Vec<Rank>> = const { std::cell::RefCell::new(Vec::new()) };
-}
 
 /// `ids` as a numpy `uint32` array: copied when short (one allocation, no owner object), moved
 /// when long (no copy).
@@ -146,18 +134,10 @@ impl CoreBPE {
         }
     }
 
-    /// `finish` applied to the ids of `text` under `policy`, encoded into this thread's
-    /// [`SCRATCH`] buffer; `None` (nothing done) when `text` is not short or the buffer is in use.
+    /// `finish` applied to the ids of `text` under `policy`, encoded into this thread's buffer
+    /// ([`scratch::with_ids`]); `None` when `text` is not short.
     fn scratch_ids<R>(&self, py: Python<'_>, text: &str, policy: &Policy, finish: impl FnOnce(&[Rank]) -> PyResult<R>) -> Option<PyResult<R>> {
-        if text.len() >= SCRATCH_BELOW {
-            return None;
-        }
-        SCRATCH.with(|cell| {
-            let mut buf = cell.try_borrow_mut().ok()?;
-            buf.clear();
-            let out: &mut Vec<Rank> = &mut buf;
-            Some(encode_call(py, text.len(), || self.encode_with_into(text, policy, out)).and_then(|()| finish(&buf)))
-        })
+        scratch::with_ids(text.len(), |out| encode_call(py, text.len(), || self.encode_with_into(text, policy, out)), finish)
     }
 
     /// [`Policy::Only`] for the items of `set` (an exact `set` or `frozenset`): `None` unless every

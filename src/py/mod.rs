@@ -10,6 +10,7 @@ mod encoder;
 mod flat;
 mod ints;
 mod pairbpe;
+mod scratch;
 mod sentencepiece;
 mod text;
 mod tokenizer_calls;

@@ -4,6 +4,7 @@
 use super::batch;
 use super::calls::Fail;
 use super::ints::IdInts;
+use super::scratch;
 use super::added::LiteralMatcher;
 use super::calls::{batch_texts, HOLD_GIL_BELOW};
 use super::text::utf8;
@@ -333,16 +334,22 @@ impl PairBPE {
         count: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let prepared = Prepared::new(py, text, raw, &Normalize::of(normalize)?, ascii_invariant)?;
-        let work = || {
-            let mut out = Vec::new();
-            self.encode_prepared(&prepared, norm, &mut out)?;
-            Ok(out)
+        let work = |out: &mut Vec<u32>| {
+            let work = || self.encode_prepared(&prepared, norm, out);
+            if text.len() < HOLD_GIL_BELOW { run_held(py, work) } else { run(py, work) }
         };
-        let ids = if text.len() < HOLD_GIL_BELOW { run_held(py, work)? } else { run(py, work)? };
-        if count {
-            return Ok(ids.len().into_pyobject(py)?.into_any());
+        let finish = |ids: &[u32]| -> PyResult<Bound<'py, PyAny>> {
+            if count {
+                return Ok(ids.len().into_pyobject(py)?.into_any());
+            }
+            Ok(self.ints.list(py, ids)?.into_any())
+        };
+        if let Some(done) = scratch::with_ids(text.len(), work, finish) {
+            return done;
         }
-        Ok(self.ints.list(py, &ids)?.into_any())
+        let mut ids = Vec::new();
+        work(&mut ids)?;
+        finish(&ids)
     }
 
     /// The ids of a prepared text: each part cut at `norm`'s tokens and the pieces between them

@@ -5,6 +5,7 @@
 use super::batch;
 use super::calls::{call_python, check_limit, Fail, HOLD_GIL_BELOW};
 use super::ints::IdInts;
+use super::scratch;
 use super::{run, run_held};
 use crate::sentencepiece::{bpe::BYTE_PIECE, MergeablePiece, Options, SentencePiece};
 use pyo3::exceptions::PyTypeError;
@@ -21,6 +22,10 @@ impl SentencePieceCore {
     /// The ids of `data` (checked for size already), for `encode` and the bound
     /// `Tokenizer.encode` (`tokenizer_calls.rs`).
     pub(super) fn encode_bytes<'py>(&self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        let work = |ids: &mut Vec<u32>| call(py, data.len(), || self.model.encode_into(data, ids));
+        if let Some(list) = scratch::with_ids(data.len(), work, |ids| self.ints.list(py, ids)) {
+            return list;
+        }
         let ids = call(py, data.len(), || self.model.encode(data))?;
         self.ints.list(py, &ids)
     }

@@ -4,10 +4,13 @@ tokenizer file: the same ids (and counts) as ``encode`` / ``encode_batch``, with
 
 from __future__ import annotations
 
+import random
+
+import bpekit
 import numpy as np
 import pytest
 from bpekit import Tokenizer
-from bpekit.errors import InputTypeError
+from bpekit.errors import EncodeError, InputTypeError
 from bpekit.flat import from_lists, with_affixes
 from bpekit.pipeline import processors
 from datapaths import DATA
@@ -78,6 +81,32 @@ def test_one_text_to_numpy(tokenizers, add_special_tokens) -> None:
             got = tok.encode_to_numpy(text, add_special_tokens)
             assert got.dtype == np.uint32
             assert got.tolist() == tok.encode(text, add_special_tokens)
+
+
+SCRATCH_BELOW = 1 << 15  # src/py/scratch.rs: shorter texts are encoded into one buffer per thread
+
+
+def test_single_calls_out_of_the_threads_buffer_are_their_own(tokenizers, english) -> None:
+    # `encode` and `count` of one short text go through a buffer kept per thread: in any order of
+    # short and long texts (either side of the threshold, one over the size limit), each result
+    # is the batch path's, and no later call changes a list already returned.
+    long = "\n\n".join(english)
+    texts = TEXTS + english[:20] + [long[: SCRATCH_BELOW - 1], long[: SCRATCH_BELOW + 1], long[: 3 * SCRATCH_BELOW]]
+    rng = random.Random(3)
+    order = [rng.randrange(len(texts)) for _ in range(120)]
+    for tok in tokenizers:
+        expected = tok.encode_batch(texts, num_threads=1)
+        kept = [(i, tok.encode(texts[i])) for i in order]
+        assert all(ids == expected[i] for i, ids in kept)
+        assert [tok.count(texts[i]) for i in order] == [len(expected[i]) for i in order]
+        before = bpekit.get_limits()
+        bpekit.set_limits(max_input_bytes=SCRATCH_BELOW // 2)
+        try:
+            with pytest.raises(EncodeError, match="max_input_bytes"):
+                tok.encode(long[:SCRATCH_BELOW - 1])
+        finally:
+            bpekit.set_limits(**before)
+        assert tok.encode(texts[order[0]]) == expected[order[0]]
 
 
 def test_the_template_adds_its_ids_in_numpy(tokenizers) -> None:
