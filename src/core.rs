@@ -447,6 +447,11 @@ impl CoreBpe {
         self.vocab.decode(tokens)
     }
 
+    /// [`CoreBpe::decode_bytes`], appending to `out`.
+    pub fn decode_bytes_into(&self, tokens: &[Rank], out: &mut Vec<u8>) -> Result<()> {
+        self.vocab.decode_into(tokens, out)
+    }
+
     /// tiktoken's "quick and dirty fix" for splits that can disappear when text is appended
     /// (`\s*[\r\n]+` in cl100k): extend the last piece backwards over whitespace-only tokens.
     fn increase_last_piece_token_len(&self, tokens: &[Rank], mut last: usize) -> usize {

@@ -222,7 +222,14 @@ impl Vocab {
 
     /// Concatenates the bytes of `tokens`; the first unknown id is an error.
     pub fn decode(&self, tokens: &[Rank]) -> Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(tokens.len() * 4 + DECODE_PAD);
+        let mut out = Vec::new();
+        self.decode_into(tokens, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Vocab::decode`], appending to `out` (on an error, `out` may hold the bytes before it).
+    pub fn decode_into(&self, tokens: &[Rank], out: &mut Vec<u8>) -> Result<()> {
+        out.reserve(tokens.len() * 4 + DECODE_PAD);
         for &t in tokens {
             let (start, len) = self.span(t).ok_or(Error::InvalidToken(t))?;
             if len <= DECODE_PAD {
@@ -235,7 +242,7 @@ impl Vocab {
                 out.extend_from_slice(&self.decode_bytes[start..start + len]);
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     pub fn n_ids(&self) -> usize {

@@ -14,6 +14,7 @@
 //! `bpekit.encoding` takes the general path, which raises its usual errors. Numbers in
 //! src/PERFORMANCE.md, "Numpy output and batches, fourth round".
 
+use super::scratch::{self, Spare};
 use crate::core::CoreBpe;
 use crate::parallel;
 use crate::vocab::Rank;
@@ -34,16 +35,18 @@ const HOLD_GIL_BELOW_IDS: usize = 1024;
 pub fn decode_one<'py>(core: &CoreBpe, seq: &Bound<'py, PyAny>, errors: Option<&CStr>) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = seq.py();
     let Some(ids) = ids(seq) else { return Ok(None) };
+    let mut bytes = scratch::bytes();
+    let out: &mut Vec<u8> = &mut bytes;
     let decoded = if ids.len() < HOLD_GIL_BELOW_IDS {
-        catch_unwind(AssertUnwindSafe(|| core.decode_bytes(&ids)))
+        catch_unwind(AssertUnwindSafe(|| core.decode_bytes_into(&ids, out)))
     } else {
-        py.detach(|| catch_unwind(AssertUnwindSafe(|| core.decode_bytes(&ids))))
+        py.detach(|| catch_unwind(AssertUnwindSafe(|| core.decode_bytes_into(&ids, out))))
     };
-    let bytes = match decoded {
-        Ok(Ok(b)) => b,
+    match decoded {
+        Ok(Ok(())) => {}
         Ok(Err(_)) => return Ok(None),
         Err(p) => return Err(super::panic_err(py, p)),
-    };
+    }
     let Some(errors) = errors else {
         return Ok(Some(PyBytes::new(py, &bytes).into_any()));
     };
@@ -127,7 +130,7 @@ pub fn decode_with_offsets<'py>(core: &CoreBpe, seq: &Bound<'py, PyAny>) -> PyRe
     let Some(ids) = ids(seq) else { return Ok(None) };
     let continuation = |c: u8| (0x80..0xC0).contains(&c);
     let (mut text, mut offsets, mut chars) = (Vec::new(), Vec::with_capacity(ids.len()), 0usize);
-    for &t in &ids {
+    for &t in ids.iter() {
         match core.vocab.token_bytes(t) {
             Some(b) if !b.is_empty() => {
                 offsets.push(chars.saturating_sub(continuation(b[0]) as usize));
@@ -152,11 +155,21 @@ fn items<'py>(obj: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
 /// The ids of one sequence: an exact list or tuple of exact `int`s in `0..2**32`, else `None`.
 /// On free-threaded CPython a list is read inside its critical section (a no-op with the GIL),
 /// so no other thread can drop an item while it is borrowed.
-fn ids(seq: &Bound<'_, PyAny>) -> Option<Vec<Rank>> {
-    with_critical_section(seq, || read_ids(seq))
+/// They are read into this thread's spare buffer (`scratch.rs`); [`owned_ids`] for a `Vec` of
+/// their own (a batch's sequences).
+fn ids(seq: &Bound<'_, PyAny>) -> Option<Spare<Rank>> {
+    let mut out = scratch::ids();
+    with_critical_section(seq, || read_ids(seq, &mut out))?;
+    Some(out)
 }
 
-fn read_ids(seq: &Bound<'_, PyAny>) -> Option<Vec<Rank>> {
+fn owned_ids(seq: &Bound<'_, PyAny>) -> Option<Vec<Rank>> {
+    let mut out = Vec::new();
+    with_critical_section(seq, || read_ids(seq, &mut out))?;
+    Some(out)
+}
+
+fn read_ids(seq: &Bound<'_, PyAny>, out: &mut Vec<Rank>) -> Option<()> {
     let p = seq.as_ptr();
     // SAFETY: `p` is a live list or tuple (checked) that no thread can change meanwhile (the GIL
     // or the critical section); its items are borrowed, only read, never stored, so no reference
@@ -171,11 +184,11 @@ fn read_ids(seq: &Bound<'_, PyAny>) -> Option<Vec<Rank>> {
             } else {
                 return None;
             };
-        let mut out = Vec::with_capacity(n as usize);
+        out.reserve(n as usize);
         for i in 0..n {
             out.push(id_at(seq.py(), item(p, i))?);
         }
-        Some(out)
+        Some(())
     }
 }
 
@@ -216,7 +229,7 @@ pub fn decode_batch<'py>(core: &CoreBpe, batch: &Bound<'py, PyAny>, errors: &Bou
         return Ok(None);
     };
     let Some(seqs) = items(batch) else { return Ok(None) };
-    let Some(seqs) = seqs.iter().map(ids).collect::<Option<Vec<_>>>() else { return Ok(None) };
+    let Some(seqs) = seqs.iter().map(owned_ids).collect::<Option<Vec<_>>>() else { return Ok(None) };
     let decoded = match decode_all(py, core, &seqs, threads) {
         Ok(Ok(decoded)) => decoded,
         Ok(Err(_)) => return Ok(None), // an unknown id: the general path raises its error
@@ -299,8 +312,9 @@ impl ByteLevelIds {
     /// `None` for anything else or an unknown id (the Python path decides).
     pub(super) fn decode<'py>(&self, seq: &Bound<'py, PyAny>, skip: bool) -> PyResult<Option<Bound<'py, PyString>>> {
         let Some(ids) = ids(seq) else { return Ok(None) };
-        let mut out = Vec::with_capacity(ids.len() * 4);
-        for &t in &ids {
+        let mut out = scratch::bytes();
+        out.reserve(ids.len() * 4);
+        for &t in ids.iter() {
             let Some(&(s, e)) = self.spans.get(t as usize).filter(|&&(s, e)| s <= e) else { return Ok(None) };
             if !(skip && self.special[t as usize]) {
                 out.extend_from_slice(&self.bytes[s as usize..e as usize]);
@@ -388,9 +402,10 @@ impl SentencePieceIds {
     /// `None` for anything else or an id out of range (the Python path raises).
     pub(super) fn decode<'py>(&self, seq: &Bound<'py, PyAny>, skip: bool) -> PyResult<Option<Bound<'py, PyString>>> {
         let Some(ids) = ids(seq) else { return Ok(None) };
-        let (mut out, mut run) = (Vec::with_capacity(ids.len() * 4), Vec::new());
+        let (mut out, mut run) = (scratch::bytes(), Vec::new());
+        out.reserve(ids.len() * 4);
         let mut at_start = true; // nothing written yet, and no `▁` dropped yet
-        for &t in &ids {
+        for &t in ids.iter() {
             let Some(&(s, e)) = self.spans.get(t as usize) else { return Ok(None) };
             let t = t as usize;
             if skip && self.special[t] {
@@ -482,8 +497,9 @@ impl FusedIds {
     /// `None` for anything else or an unknown id (the Python path decides).
     pub(super) fn decode<'py>(&self, seq: &Bound<'py, PyAny>, skip: bool) -> PyResult<Option<Bound<'py, PyString>>> {
         let Some(ids) = ids(seq) else { return Ok(None) };
-        let (mut out, mut run) = (Vec::with_capacity(ids.len() * 4), Vec::new());
-        for &t in &ids {
+        let (mut out, mut run) = (scratch::bytes(), Vec::new());
+        out.reserve(ids.len() * 4);
+        for &t in ids.iter() {
             let Some(&(s, e)) = self.spans.get(t as usize).filter(|&&(s, e)| s <= e) else { return Ok(None) };
             let t = t as usize;
             if skip && self.special[t] {

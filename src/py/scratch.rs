@@ -1,27 +1,81 @@
-//! A buffer of ids kept per thread for single encode calls of short texts.
+//! Buffers kept per thread for single calls: the ids of an `encode` of a short text, and the ids
+//! and bytes of a `decode`.
 //!
-//! A single call used to encode into a `Vec` of its own, copy the ids into the list or array it
-//! returns, and free the `Vec`. In a process whose heap other code has cut up (a long-running
+//! A single call used to fill a `Vec` of its own, copy it into the list, array, `str` or `bytes`
+//! it returns, and free it. In a process whose heap other code has cut up (a long-running
 //! service, a harness that holds other libraries' outputs) that `malloc` and `free` cost a
-//! quarter of a per-document `encode_to_numpy` pass; short texts now encode into this thread's
+//! quarter of a per-document `encode_to_numpy` pass; the calls now take this thread's spare
 //! buffer instead (src/PERFORMANCE.md, "Twenty-seventh round").
 
 use crate::vocab::Rank;
 use pyo3::PyResult;
-use std::cell::RefCell;
+use std::cell::Cell;
+use std::ops::{Deref, DerefMut};
+use std::thread::LocalKey;
 
-/// Texts under this many bytes use the buffer. Ids are at most one per byte, so its capacity
-/// stays under twice this many ids (4 bytes each); longer texts get a `Vec` of their own, which a
-/// long numpy output then keeps without a copy.
+/// Texts under this many bytes encode into the spare buffer of ids. Longer texts get a `Vec` of
+/// their own, which a long numpy output then keeps without a copy.
 pub(super) const SCRATCH_BELOW: usize = 1 << 15;
 
+/// A buffer that has grown past this many bytes is freed rather than kept for the next call.
+const KEEP_BYTES: usize = 1 << 18;
+
 thread_local! {
-    static IDS: RefCell<Vec<Rank>> = const { RefCell::new(Vec::new()) };
+    static IDS: Cell<Vec<Rank>> = const { Cell::new(Vec::new()) };
+    static BYTES: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
-/// `finish` applied to the ids that `encode` appends to this thread's buffer (emptied first), for
-/// a text of `len` bytes; `None`, with nothing run, when the text is not short or the buffer is
-/// already in use on this thread.
+/// This thread's spare buffer, empty, for the length of one call. Taken out of its slot (a call
+/// nested in another on the same thread finds the slot empty and grows a new buffer), and put
+/// back when dropped unless it grew past [`KEEP_BYTES`].
+pub(super) struct Spare<T: 'static> {
+    buf: Vec<T>,
+    home: &'static LocalKey<Cell<Vec<T>>>,
+}
+
+impl<T: 'static> Spare<T> {
+    fn take(home: &'static LocalKey<Cell<Vec<T>>>) -> Self {
+        let mut buf = home.try_with(Cell::take).unwrap_or_default();
+        buf.clear();
+        Spare { buf, home }
+    }
+}
+
+impl<T: 'static> Deref for Spare<T> {
+    type Target = Vec<T>;
+    fn deref(&self) -> &Vec<T> {
+        &self.buf
+    }
+}
+
+impl<T: 'static> DerefMut for Spare<T> {
+    fn deref_mut(&mut self) -> &mut Vec<T> {
+        &mut self.buf
+    }
+}
+
+impl<T: 'static> Drop for Spare<T> {
+    fn drop(&mut self) {
+        if self.buf.capacity() * size_of::<T>() <= KEEP_BYTES {
+            let buf = std::mem::take(&mut self.buf);
+            // (fails only while the thread is being torn down: the buffer is then freed)
+            let _ = self.home.try_with(|slot| slot.set(buf));
+        }
+    }
+}
+
+/// This thread's spare buffer of ids.
+pub(super) fn ids() -> Spare<Rank> {
+    Spare::take(&IDS)
+}
+
+/// This thread's spare buffer of bytes.
+pub(super) fn bytes() -> Spare<u8> {
+    Spare::take(&BYTES)
+}
+
+/// `finish` applied to the ids that `encode` appends to this thread's spare buffer of ids, for
+/// a text of `len` bytes; `None`, with nothing run, when the text is not short.
 pub(super) fn with_ids<R>(
     len: usize,
     encode: impl FnOnce(&mut Vec<Rank>) -> PyResult<()>,
@@ -30,9 +84,6 @@ pub(super) fn with_ids<R>(
     if len >= SCRATCH_BELOW {
         return None;
     }
-    IDS.with(|cell| {
-        let mut buf = cell.try_borrow_mut().ok()?;
-        buf.clear();
-        Some(encode(&mut buf).and_then(|()| finish(&buf)))
-    })
+    let mut buf = ids();
+    Some(encode(&mut buf).and_then(|()| finish(&buf)))
 }

@@ -87,9 +87,9 @@ SCRATCH_BELOW = 1 << 15  # src/py/scratch.rs: shorter texts are encoded into one
 
 
 def test_single_calls_out_of_the_threads_buffer_are_their_own(tokenizers, english) -> None:
-    # `encode` and `count` of one short text go through a buffer kept per thread: in any order of
-    # short and long texts (either side of the threshold, one over the size limit), each result
-    # is the batch path's, and no later call changes a list already returned.
+    # `encode` and `count` of one short text, and `decode`, go through buffers kept per thread: in
+    # any order of short and long texts (either side of the threshold, one over the size limit),
+    # each result is the batch path's, and no later call changes a list already returned.
     long = "\n\n".join(english)
     texts = TEXTS + english[:20] + [long[: SCRATCH_BELOW - 1], long[: SCRATCH_BELOW + 1], long[: 3 * SCRATCH_BELOW]]
     rng = random.Random(3)
@@ -99,6 +99,8 @@ def test_single_calls_out_of_the_threads_buffer_are_their_own(tokenizers, englis
         kept = [(i, tok.encode(texts[i])) for i in order]
         assert all(ids == expected[i] for i, ids in kept)
         assert [tok.count(texts[i]) for i in order] == [len(expected[i]) for i in order]
+        decoded = tok.decode_batch(expected)
+        assert [tok.decode(expected[i]) for i in order] == [decoded[i] for i in order]
         before = bpekit.get_limits()
         bpekit.set_limits(max_input_bytes=SCRATCH_BELOW // 2)
         try:

@@ -202,6 +202,24 @@ def test_bound_decodes_answer_as_the_class_method(enc: bpekit.Encoding, method: 
     assert outcome(bound, iter([the, 32])) == outcome(cls, enc, iter([the, 32])) == ("ok", cls(enc, [the, 32]))
 
 
+KEEP_BYTES = 1 << 18  # src/py/scratch.rs: a per-thread buffer grown past this is not kept
+
+
+@pytest.mark.parametrize("method", DECODE_CALLS)
+def test_decodes_out_of_the_threads_buffers_are_their_own(enc: bpekit.Encoding, method: str) -> None:
+    """Single decodes read the ids into, and write the bytes to, buffers kept per thread: in any
+    order of short sequences, long ones (past the size a buffer is kept at) and ones the class
+    method refuses, each result is the class method's."""
+    the = 258
+    seqs = [[the, 32], [], [0xC3, 0xA9], [the] * (KEEP_BYTES // 3 + 1), (the,) * 10, [the, 99_999], [the, "x"],
+            [0xC3] * (KEEP_BYTES + 1), [the] * 100]  # fmt: skip
+    bound, cls = getattr(enc, method), getattr(bpekit.Encoding, method)
+    expected = [outcome(cls, enc, seq) for seq in seqs]
+    rng = random.Random(9)
+    for i in [rng.randrange(len(seqs)) for _ in range(60)]:
+        assert outcome(bound, seqs[i]) == expected[i], seqs[i][:3]
+
+
 def test_bound_single_token_calls_answer_as_the_class_method(enc: bpekit.Encoding) -> None:
     """`decode_single_token_bytes` and `encode_single_token` bound in Rust: exact ints, bytes and
     strs that are ordinary tokens; specials, unknown ids and other types reach the class method."""
