@@ -5,7 +5,7 @@ use super::batch::around as around_ids;
 use super::flat::{count_at, encode_flat, encode_flat_at, FlatBatch};
 use super::calls::{batch_items, batch_texts, encode_call, text_arg, threads_arg, Fail, Only, Policy};
 use super::ints::IdInts;
-use super::scratch;
+use super::scratch::{self, Spare};
 use super::{run, to_py_err};
 use crate::core::CoreBpe;
 use crate::merge::Ranks;
@@ -20,13 +20,13 @@ use std::collections::HashMap;
 /// "Numpy output and batches, fourth round".
 const COPY_IDS_BELOW: usize = 1 << 16;
 
-/// `ids` as a numpy `uint32` array: copied when short (one allocation, no owner object), moved
-/// when long (no copy).
-pub(super) fn ids_array(py: Python<'_>, ids: Vec<Rank>) -> Bound<'_, PyArray1<Rank>> {
+/// `ids` as a numpy `uint32` array: copied when short (one allocation, no owner object; `ids`
+/// is left as it is, to be reused), moved when long (no copy; `ids` is left empty).
+pub(super) fn ids_array<'py>(py: Python<'py>, ids: &mut Vec<Rank>) -> Bound<'py, PyArray1<Rank>> {
     if ids.len() < COPY_IDS_BELOW {
-        PyArray1::from_slice(py, &ids)
+        PyArray1::from_slice(py, ids)
     } else {
-        ids.into_pyarray(py)
+        std::mem::take(ids).into_pyarray(py)
     }
 }
 
@@ -114,14 +114,7 @@ impl CoreBPE {
         }
     }
 
-    /// `encode` under a fast-path policy.
-    pub(super) fn encode_with(&self, text: &str, policy: &Policy) -> Result<Vec<Rank>, Fail> {
-        let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        self.encode_with_into(text, policy, &mut out)?;
-        Ok(out)
-    }
-
-    /// [`CoreBPE::encode_with`], appending to `out`.
+    /// `encode` under a fast-path policy, appending to `out`.
     fn encode_with_into(&self, text: &str, policy: &Policy, out: &mut Vec<Rank>) -> Result<(), Fail> {
         match policy {
             Policy::Refuse => self.encode_policy_into(text, true, out),
@@ -134,10 +127,12 @@ impl CoreBPE {
         }
     }
 
-    /// `finish` applied to the ids of `text` under `policy`, encoded into this thread's buffer
-    /// ([`scratch::with_ids`]); `None` when `text` is not short.
-    fn scratch_ids<R>(&self, py: Python<'_>, text: &str, policy: &Policy, finish: impl FnOnce(&[Rank]) -> PyResult<R>) -> Option<PyResult<R>> {
-        scratch::with_ids(text.len(), |out| encode_call(py, text.len(), || self.encode_with_into(text, policy, out)), finish)
+    /// The ids of `text` under `policy`, in this thread's spare buffer of ids (`scratch.rs`).
+    fn spare_ids(&self, py: Python<'_>, text: &str, policy: &Policy) -> PyResult<Spare<Rank>> {
+        let mut ids = scratch::ids();
+        let out: &mut Vec<Rank> = &mut ids;
+        encode_call(py, text.len(), || self.encode_with_into(text, policy, out))?;
+        Ok(ids)
     }
 
     /// [`Policy::Only`] for the items of `set` (an exact `set` or `frozenset`): `None` unless every
@@ -158,21 +153,14 @@ impl CoreBPE {
     /// One `encode` call from Python: the argument checked (module `calls`), a list of ints.
     pub(super) fn list_call<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: &Policy) -> PyResult<Bound<'py, PyList>> {
         let text = text_arg(text)?;
-        if let Some(list) = self.scratch_ids(py, &text, policy, |ids| self.ints.list(py, ids)) {
-            return list;
-        }
-        let ids = encode_call(py, text.len(), || self.encode_with(&text, policy))?;
-        self.ints.list(py, &ids)
+        self.ints.list(py, &self.spare_ids(py, &text, policy)?)
     }
 
     /// One `encode_to_numpy` call from Python (see [`ids_array`]).
     pub(super) fn numpy_call<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: &Policy) -> PyResult<Bound<'py, PyArray1<Rank>>> {
         let text = text_arg(text)?;
-        if let Some(array) = self.scratch_ids(py, &text, policy, |ids| Ok(PyArray1::from_slice(py, ids))) {
-            return array;
-        }
-        let ids = encode_call(py, text.len(), || self.encode_with(&text, policy))?;
-        Ok(ids_array(py, ids))
+        let mut ids = self.spare_ids(py, &text, policy)?;
+        Ok(ids_array(py, &mut ids))
     }
 
     /// The encoder (for the bound calls of `bound.rs`).

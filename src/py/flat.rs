@@ -93,8 +93,8 @@ fn assemble(py: Python<'_>, n: usize, mut ok: Vec<Part>) -> PyResult<FlatBatch<'
     }
     let offsets = PyArray1::from_vec(py, offsets);
     if ok.len() == 1 {
-        let part = ok.pop().expect("one part");
-        return Ok((ids_array(py, part.ids), offsets));
+        let mut part = ok.pop().expect("one part");
+        return Ok((ids_array(py, &mut part.ids), offsets));
     }
     let flat = PyArray1::<Rank>::zeros(py, base as usize, false);
     {

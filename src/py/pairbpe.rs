@@ -334,22 +334,14 @@ impl PairBPE {
         count: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let prepared = Prepared::new(py, text, raw, &Normalize::of(normalize)?, ascii_invariant)?;
-        let work = |out: &mut Vec<u32>| {
-            let work = || self.encode_prepared(&prepared, norm, out);
-            if text.len() < HOLD_GIL_BELOW { run_held(py, work) } else { run(py, work) }
-        };
-        let finish = |ids: &[u32]| -> PyResult<Bound<'py, PyAny>> {
-            if count {
-                return Ok(ids.len().into_pyobject(py)?.into_any());
-            }
-            Ok(self.ints.list(py, ids)?.into_any())
-        };
-        if let Some(done) = scratch::with_ids(text.len(), work, finish) {
-            return done;
+        let mut ids = scratch::ids();
+        let out: &mut Vec<u32> = &mut ids;
+        let work = || self.encode_prepared(&prepared, norm, out);
+        if text.len() < HOLD_GIL_BELOW { run_held(py, work)? } else { run(py, work)? };
+        if count {
+            return Ok(ids.len().into_pyobject(py)?.into_any());
         }
-        let mut ids = Vec::new();
-        work(&mut ids)?;
-        finish(&ids)
+        Ok(self.ints.list(py, &ids)?.into_any())
     }
 
     /// The ids of a prepared text: each part cut at `norm`'s tokens and the pieces between them

@@ -1,5 +1,5 @@
-//! Buffers kept per thread for single calls: the ids of an `encode` of a short text, and the ids
-//! and bytes of a `decode`.
+//! Buffers kept per thread for single calls: the ids of an `encode`, and the ids and bytes of a
+//! `decode`.
 //!
 //! A single call used to fill a `Vec` of its own, copy it into the list, array, `str` or `bytes`
 //! it returns, and free it. In a process whose heap other code has cut up (a long-running
@@ -8,16 +8,12 @@
 //! buffer instead (src/PERFORMANCE.md, "Twenty-seventh round").
 
 use crate::vocab::Rank;
-use pyo3::PyResult;
 use std::cell::Cell;
 use std::ops::{Deref, DerefMut};
 use std::thread::LocalKey;
 
-/// Texts under this many bytes encode into the spare buffer of ids. Longer texts get a `Vec` of
-/// their own, which a long numpy output then keeps without a copy.
-pub(super) const SCRATCH_BELOW: usize = 1 << 15;
-
-/// A buffer that has grown past this many bytes is freed rather than kept for the next call.
+/// A buffer that has grown past this many bytes is freed rather than kept for the next call (a
+/// long numpy output takes its buffer over without a copy: `encoder::ids_array`).
 const KEEP_BYTES: usize = 1 << 18;
 
 thread_local! {
@@ -72,18 +68,4 @@ pub(super) fn ids() -> Spare<Rank> {
 /// This thread's spare buffer of bytes.
 pub(super) fn bytes() -> Spare<u8> {
     Spare::take(&BYTES)
-}
-
-/// `finish` applied to the ids that `encode` appends to this thread's spare buffer of ids, for
-/// a text of `len` bytes; `None`, with nothing run, when the text is not short.
-pub(super) fn with_ids<R>(
-    len: usize,
-    encode: impl FnOnce(&mut Vec<Rank>) -> PyResult<()>,
-    finish: impl FnOnce(&[Rank]) -> PyResult<R>,
-) -> Option<PyResult<R>> {
-    if len >= SCRATCH_BELOW {
-        return None;
-    }
-    let mut buf = ids();
-    Some(encode(&mut buf).and_then(|()| finish(&buf)))
 }

@@ -22,11 +22,9 @@ impl SentencePieceCore {
     /// The ids of `data` (checked for size already), for `encode` and the bound
     /// `Tokenizer.encode` (`tokenizer_calls.rs`).
     pub(super) fn encode_bytes<'py>(&self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
-        let work = |ids: &mut Vec<u32>| call(py, data.len(), || self.model.encode_into(data, ids));
-        if let Some(list) = scratch::with_ids(data.len(), work, |ids| self.ints.list(py, ids)) {
-            return list;
-        }
-        let ids = call(py, data.len(), || self.model.encode(data))?;
+        let mut ids = scratch::ids();
+        let out: &mut Vec<u32> = &mut ids;
+        call(py, data.len(), || self.model.encode_into(data, out))?;
         self.ints.list(py, &ids)
     }
 }

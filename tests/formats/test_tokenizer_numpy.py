@@ -83,29 +83,28 @@ def test_one_text_to_numpy(tokenizers, add_special_tokens) -> None:
             assert got.tolist() == tok.encode(text, add_special_tokens)
 
 
-SCRATCH_BELOW = 1 << 15  # src/py/scratch.rs: shorter texts are encoded into one buffer per thread
-
-
 def test_single_calls_out_of_the_threads_buffer_are_their_own(tokenizers, english) -> None:
-    # `encode` and `count` of one short text, and `decode`, go through buffers kept per thread: in
-    # any order of short and long texts (either side of the threshold, one over the size limit),
-    # each result is the batch path's, and no later call changes a list already returned.
-    long = "\n\n".join(english)
-    texts = TEXTS + english[:20] + [long[: SCRATCH_BELOW - 1], long[: SCRATCH_BELOW + 1], long[: 3 * SCRATCH_BELOW]]
+    # `encode`, `count` and `decode` of one text go through buffers kept per thread (src/py/
+    # scratch.rs, kept up to 65,536 ids): in any order of short and long texts (some past that,
+    # one over the size limit), each result is the batch path's, and no later call changes a list
+    # already returned.
+    long = "\n\n".join(english) * 4
+    texts = TEXTS + english[:20] + [long[: 1 << 15], long[: 3 << 16], long]
     rng = random.Random(3)
-    order = [rng.randrange(len(texts)) for _ in range(120)]
+    order = [rng.randrange(len(texts)) for _ in range(60)]
     for tok in tokenizers:
         expected = tok.encode_batch(texts, num_threads=1)
+        assert max(map(len, expected)) > 1 << 16
         kept = [(i, tok.encode(texts[i])) for i in order]
         assert all(ids == expected[i] for i, ids in kept)
         assert [tok.count(texts[i]) for i in order] == [len(expected[i]) for i in order]
         decoded = tok.decode_batch(expected)
         assert [tok.decode(expected[i]) for i in order] == [decoded[i] for i in order]
         before = bpekit.get_limits()
-        bpekit.set_limits(max_input_bytes=SCRATCH_BELOW // 2)
+        bpekit.set_limits(max_input_bytes=1 << 14)
         try:
             with pytest.raises(EncodeError, match="max_input_bytes"):
-                tok.encode(long[:SCRATCH_BELOW - 1])
+                tok.encode(long[: 1 << 15])
         finally:
             bpekit.set_limits(**before)
         assert tok.encode(texts[order[0]]) == expected[order[0]]
