@@ -130,6 +130,8 @@ impl CoreBPE {
     /// The ids of `text` under `policy`, in this thread's spare buffer of ids (`scratch.rs`).
     fn spare_ids(&self, py: Python<'_>, text: &str, policy: &Policy) -> PyResult<Spare<Rank>> {
         let mut ids = scratch::ids();
+        // sized as each call's own `Vec` was: a long text's ids do not grow it from empty
+        ids.reserve(text.len() / 3 + 1);
         let out: &mut Vec<Rank> = &mut ids;
         encode_call(py, text.len(), || self.encode_with_into(text, policy, out))?;
         Ok(ids)

@@ -23,6 +23,7 @@ impl SentencePieceCore {
     /// `Tokenizer.encode` (`tokenizer_calls.rs`).
     pub(super) fn encode_bytes<'py>(&self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
         let mut ids = scratch::ids();
+        ids.reserve(data.len() / 3 + 1); // (as `SentencePiece::encode` sizes its `Vec`)
         let out: &mut Vec<u32> = &mut ids;
         call(py, data.len(), || self.model.encode_into(data, out))?;
         self.ints.list(py, &ids)
