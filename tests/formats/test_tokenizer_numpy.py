@@ -84,10 +84,10 @@ def test_one_text_to_numpy(tokenizers, add_special_tokens) -> None:
 
 
 def test_single_calls_out_of_the_threads_buffer_are_their_own(tokenizers, english) -> None:
-    # `encode`, `count` and `decode` of one text go through buffers kept per thread (src/py/
-    # scratch.rs, kept up to 65,536 ids): in any order of short and long texts (some past that,
-    # one over the size limit), each result is the batch path's, and no later call changes a list
-    # already returned.
+    # `encode`, `count` and `decode` of one text go through buffers kept per thread
+    # (src/py/scratch.rs, kept up to 65,536 ids): in any order of short and long texts (some past
+    # that, one over the size limit), each result is the batch path's, and no later call changes
+    # a list already returned.
     long = "\n\n".join(english) * 4
     texts = TEXTS + english[:20] + [long[: 1 << 15], long[: 3 << 16], long]
     rng = random.Random(3)
