@@ -262,9 +262,7 @@ impl CoreBPE {
     /// Encodes text, treating special-token text as ordinary text (`Encoding.encode_ordinary`,
     /// bound to each instance: it checks its argument as the Python method does).
     fn encode_ordinary_str<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        let text = text_arg(text)?;
-        let ids = encode_call(py, text.len(), || Ok(self.core.encode_ordinary(&text)?))?;
-        self.ints.list(py, &ids)
+        self.list_call(py, text, &Policy::Ordinary)
     }
 
     /// `Encoding.encode` under a fast-path policy (`Policy::from_code`: 0 refuse, 1 all, 2 ordinary).
