@@ -158,14 +158,16 @@ fn items<'py>(obj: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
 /// They are read into this thread's spare buffer (`scratch.rs`); [`owned_ids`] for a `Vec` of
 /// their own (a batch's sequences).
 fn ids(seq: &Bound<'_, PyAny>) -> Option<Spare<Rank>> {
-    let mut out = scratch::ids();
-    with_critical_section(seq, || read_ids(seq, &mut out))?;
-    Some(out)
+    ids_into(seq, scratch::ids())
 }
 
 fn owned_ids(seq: &Bound<'_, PyAny>) -> Option<Vec<Rank>> {
-    let mut out = Vec::new();
-    with_critical_section(seq, || read_ids(seq, &mut out))?;
+    ids_into(seq, Vec::new())
+}
+
+/// [`read_ids`] into `out` (an empty buffer), inside the sequence's critical section.
+fn ids_into<B: AsMut<Vec<Rank>>>(seq: &Bound<'_, PyAny>, mut out: B) -> Option<B> {
+    with_critical_section(seq, || read_ids(seq, out.as_mut()))?;
     Some(out)
 }
 

@@ -50,6 +50,12 @@ impl<T: 'static> DerefMut for Spare<T> {
     }
 }
 
+impl<T: 'static> AsMut<Vec<T>> for Spare<T> {
+    fn as_mut(&mut self) -> &mut Vec<T> {
+        &mut self.buf
+    }
+}
+
 impl<T: 'static> Drop for Spare<T> {
     fn drop(&mut self) {
         if self.buf.capacity() * size_of::<T>() <= KEEP_BYTES {
