@@ -8,6 +8,7 @@ token; bpekit adds ``count``, ``encode_batch_to_numpy`` and ``split``.
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 from bpekit import _core, limits
 from bpekit.errors import (
     DisallowedSpecialError,
+    IdRangeError,
     InputTypeError,
     InvalidTokenError,
     VocabError,
@@ -339,8 +341,11 @@ class Encoding:
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         """The bytes of a token sequence; an unknown id raises ``KeyError``."""
+        tokens = _check_tokens(tokens)
         try:
-            return self._core_bpe.decode_bytes(_check_tokens(tokens))
+            return self._core_bpe.decode_bytes(tokens)
+        except OverflowError as e:
+            raise _out_of_range([tokens], e) from e
         except TypeError as e:
             raise InputTypeError(f"token ids must be ints: {e}") from e
 
@@ -353,7 +358,7 @@ class Encoding:
         if not isinstance(token, int) or isinstance(token, bool):
             raise InputTypeError(f"a token id must be an int, got {type(token).__name__}")
         if not 0 <= token < 2**32:
-            raise OverflowError(f"token id {token} is out of range (0..2**32)")
+            raise IdRangeError(f"token id {token} is out of range (0..2**32)")
         b = self._core_bpe.token_bytes(token)
         if b is None:
             raise InvalidTokenError(str(token))
@@ -361,7 +366,11 @@ class Encoding:
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
         """The bytes of each token."""
-        return [self.decode_single_token_bytes(t) for t in _check_tokens(tokens)]
+        tokens = _check_tokens(tokens)
+        try:
+            return [self.decode_single_token_bytes(t) for t in tokens]
+        except IdRangeError as e:
+            raise _out_of_range([tokens], e) from None
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """The text and the character offset at which each token starts (strict UTF-8)."""
@@ -389,6 +398,8 @@ class Encoding:
         seqs = [_check_tokens(t) for t in batch]
         try:
             return self._core_bpe.decode_bytes_batch(seqs, _check_threads(num_threads))
+        except OverflowError as e:
+            raise _out_of_range(seqs, e) from e
         except TypeError as e:
             raise InputTypeError(f"token ids must be ints: {e}") from e
 
@@ -469,6 +480,11 @@ class Encoding:
                 self._raise_if_found(text, disallowed_special)
             return None
         if not isinstance(allowed_special, (set, frozenset, AbstractSet)):
+            if isinstance(allowed_special, str):  # read as a set of its characters, before
+                raise InputTypeError(
+                    f"allowed_special must be 'all' or a set of strings, not the string {allowed_special!r}"
+                    + (f" (write {{{allowed_special!r}}})" if allowed_special else "")
+                )
             allowed_special = set(allowed_special)
         if disallowed_special == "all":
             if not allowed_special:
@@ -633,6 +649,21 @@ def _check_threads(n: object) -> int:
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise InputTypeError(f"num_threads must be an int >= 0 (0 = one per core), got {n!r}")
     return n
+
+
+def _out_of_range(seqs: list[list[int]], error: Exception) -> Exception:
+    """An :class:`IdRangeError` naming the first id of ``seqs`` outside 0..2**32 and where it is
+    (``error`` itself if there is none)."""
+    for k, seq in enumerate(seqs):
+        for i, t in enumerate(seq):
+            try:
+                t = operator.index(t)
+            except TypeError:
+                continue
+            if not 0 <= t < 2**32:
+                where = f"index {i}" + (f" of sequence {k}" if len(seqs) > 1 else "")
+                return IdRangeError(f"token id {t} at {where} is out of range (0..2**32)")
+    return error
 
 
 def _check_tokens(tokens: object) -> list[int]:

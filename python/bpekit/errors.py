@@ -63,6 +63,11 @@ class UsageError(BpekitError, ValueError):
     fitted or fitted twice, ``top_n < 1``, an empty list to decode."""
 
 
+class IdRangeError(InvalidTokenError, OverflowError):
+    """A token id to decode outside 0..2**32 (ids are unsigned 32-bit): an InvalidTokenError
+    (KeyError) that is also an OverflowError, the exception tiktoken raises for it."""
+
+
 class UnknownIdError(InvalidTokenError, ValueError):
     """An id to decode that a UBPE model does not have: an InvalidTokenError (KeyError) that is
     also a ValueError, the exception ubpe raises for it."""
@@ -75,6 +80,7 @@ __all__ = [
     "DisallowedSpecialError",
     "EncodeError",
     "FormatError",
+    "IdRangeError",
     "InputTypeError",
     "InternalError",
     "InvalidTokenError",

@@ -19,6 +19,7 @@ The file format is in ``formats/bpekit_file.py``.
 from __future__ import annotations
 
 import copy
+import operator
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,6 +32,7 @@ from bpekit.encoding import (
     _check_cut,
     _check_text,
     _check_threads,
+    _check_tokens,
     _fix_surrogates,
     _valid_text,
     cache_budget,
@@ -38,6 +40,7 @@ from bpekit.encoding import (
 )
 from bpekit.errors import (
     FormatError,
+    IdRangeError,
     InputTypeError,
     InternalError,
     InvalidTokenError,
@@ -432,6 +435,12 @@ class Tokenizer:
                 token = self.model.id_to_token(token_id)
             if token is not None:
                 return token  # type: ignore[no-any-return]
+        try:
+            token_id = operator.index(token_id)
+        except TypeError:
+            raise InputTypeError(f"a token id must be an int, got {type(token_id).__name__}") from None
+        if not 0 <= token_id < 2**32:
+            raise IdRangeError(f"token id {token_id} is out of range (0..2**32)")
         raise InvalidTokenError(f"Invalid token for decoding: {token_id}")
 
     # ---- encoding ----
@@ -722,7 +731,7 @@ class Tokenizer:
         if self.encoding is None and (fast := self._decode_ids()) is not None:
             if (text := fast.decode(tokens, skip_special_tokens)) is not None:
                 return text  # type: ignore[no-any-return]
-        tokens = list(tokens)
+        tokens = _check_tokens(tokens)
         if skip_special_tokens:
             tokens = [t for t in tokens if t not in self._special_id_set()]
         if self.encoding is not None:

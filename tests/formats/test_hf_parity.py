@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from bpekit import errors
 from bpekit.patterns import PATTERNS
 from bpekit.pipeline import pre_tokenizers
 from bpekit.pipeline.byte_level import to_chars
@@ -143,6 +144,15 @@ def test_decode_odd_ids_take_the_python_path(neox):
             ours.decode(bad)
         with pytest.raises(type(fast.value)):
             ours.decoder.decode([ours.id_to_token(i) for i in bad])
+    for bad, error in ((-1, errors.IdRangeError), (2**40, errors.IdRangeError), (50277, errors.InvalidTokenError),
+                       ("x", errors.InputTypeError)):
+        with pytest.raises(error):
+            ours.decode([510, bad])
+    with pytest.raises(errors.IdRangeError, match="token id -1 is out of range"):
+        ours.decode([-1])  # a negative id is an OverflowError, as in Hugging Face's decode
+    for not_ids in ("ab", b"ab", None):  # a str was decoded as a list of its characters
+        with pytest.raises(errors.InputTypeError):
+            ours.decode(not_ids)
     np = pytest.importorskip("numpy")
     want = ours.decoder.decode([ours.id_to_token(i) for i in (510, 187)])
     assert ours.decode(iter([510, 187])) == ours.decode(np.array([510, 187])) == ours.decode([510, 187]) == want

@@ -11,7 +11,6 @@ from bpekit.errors import (
     InputTypeError,
     InvalidTokenError,
     PatternError,
-    UsageError,
     VocabError,
 )
 from bpekit.reference import ReferenceEncoding
@@ -133,9 +132,9 @@ def test_bad_construction_and_arguments() -> None:
     with pytest.raises(PatternError):
         ReferenceEncoding("bad", "(", byte_ranks())
     ok = ReferenceEncoding("ok", r"\S+", byte_ranks())
-    with pytest.raises(UsageError, match="allowed_special"):
+    with pytest.raises(InputTypeError, match="allowed_special"):  # a TypeError, as tiktoken's
         ok.encode("x", allowed_special="none")
-    with pytest.raises(UsageError, match="disallowed_special"):
+    with pytest.raises(InputTypeError, match="disallowed_special"):
         ok.encode("x", disallowed_special="none")
     with pytest.raises(InputTypeError, match="bytes"):
         ok.encode_ordinary(b"x")

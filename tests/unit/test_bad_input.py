@@ -249,6 +249,35 @@ def test_bad_ids_raise_like_tiktoken(ids: list[int]) -> None:
     assert ours.decode([15339]) == "hello"  # the encoder is still usable
 
 
+@pytest.mark.parametrize(("ids", "bad", "at"), [([-1], -1, 0), ([15339, 2**32], 2**32, 1), ([1, 2, -(2**70)], -(2**70), 2)])
+def test_out_of_range_ids_name_the_id_and_its_index(ids: list[int], bad: int, at: int) -> None:
+    # tiktoken says "out of range integral type conversion attempted"; bpekit's error is the
+    # same built-in class (OverflowError), a BpekitError too, and says which id and where
+    enc = bpekit.get_encoding("cl100k_base")
+    calls = [enc.decode_bytes, enc.decode, enc.decode_tokens_bytes, enc.decode_with_offsets,
+             lambda t: enc.decode_batch([[1], t]), lambda t: enc.decode_bytes_batch([[1], t]),
+             lambda t: enc.decode(tuple(t))]
+    for call in calls:
+        with pytest.raises(errors.IdRangeError, match=rf"token id {bad} at index {at}( of sequence 1)? is out of range") as info:
+            call(ids)
+        assert isinstance(info.value, OverflowError) and isinstance(info.value, errors.InvalidTokenError)
+    with pytest.raises(errors.IdRangeError, match=rf"token id {bad} is out of range"):
+        enc.decode_single_token_bytes(bad)
+
+
+def test_allowed_special_must_be_all_or_a_collection() -> None:
+    # a str other than "all" was read as a set of its characters (tiktoken: TypeError)
+    enc = bpekit.get_encoding("cl100k_base")
+    for call in (enc.encode, enc.encode_to_numpy, enc.count, lambda t, **kw: enc.encode_batch([t], **kw),
+                 lambda t, **kw: enc.truncate(t, 5, **kw)):
+        for value in ("<|endoftext|>", "", "none"):
+            with pytest.raises(errors.InputTypeError, match="allowed_special must be 'all'"):
+                call("hi <|endoftext|>", allowed_special=value)
+    with pytest.raises(errors.InputTypeError, match="allowed_special"):
+        ReferenceEncoding("ok", r"\S+", BYTES).encode("x", allowed_special="none")
+    assert enc.encode("<|endoftext|>", allowed_special=["<|endoftext|>"]) == [100257]  # any collection
+
+
 def test_non_int_ids_raise_input_type_error() -> None:
     enc = bpekit.get_encoding("cl100k_base")
     for call in (lambda: enc.decode(["a"]), lambda: enc.decode_bytes([1.5]),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Literal
 
-from bpekit.errors import InputTypeError, InvalidTokenError, UsageError, VocabError
+from bpekit.errors import InputTypeError, InvalidTokenError, VocabError
 from bpekit.reference.merge import rank_merge
 from bpekit.reference.pretokenize import compile_pattern, split
 from bpekit.reference.special import check_disallowed, find_special
@@ -82,13 +82,13 @@ class ReferenceEncoding:
         if allowed_special == "all":
             allowed = frozenset(self.special_tokens)
         elif isinstance(allowed_special, str):
-            raise UsageError(f"allowed_special must be 'all' or a set, got {allowed_special!r}")
+            raise InputTypeError(f"allowed_special must be 'all' or a set, got {allowed_special!r}")
         else:
             allowed = frozenset(allowed_special)
         if disallowed_special == "all":
             disallowed = frozenset(self.special_tokens) - allowed
         elif isinstance(disallowed_special, str):
-            raise UsageError(
+            raise InputTypeError(
                 f"disallowed_special must be 'all' or a set, got {disallowed_special!r}"
             )
         else:
