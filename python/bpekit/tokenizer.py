@@ -82,6 +82,14 @@ _PY_ENTRY_BYTES = 256
 LISTS, FLAT, COUNTS = 0, 1, 2
 
 
+def _check_flag(name: str, value: object) -> None:
+    """``add_special_tokens`` / ``skip_special_tokens`` must be ``True`` or ``False``: a second
+    text (Hugging Face's ``encode(text, pair)``) was read as a true flag."""
+    if not isinstance(value, bool):
+        raise InputTypeError(f"{name} must be True or False, got {value!r}"
+                             + (" (encode takes one text; encode_batch takes several)" if isinstance(value, str) else ""))
+
+
 def _has_surrogates(text: str) -> bool:
     if text.isascii():  # a flag CPython keeps on every str: no scan
         return False
@@ -424,17 +432,20 @@ class Tokenizer:
 
     def id_to_token(self, token_id: int) -> bytes | str:
         """A rank model's token bytes or special string; a pipeline's token string."""
-        if self.encoding is not None:
-            if token_id in self._decoder:
-                return self._decoder[token_id]
-            if token_id in self._special_ids:
-                return self._special_ids[token_id]
-        else:
-            token = self.added_tokens.strings.get(token_id)
-            if token is None:
-                token = self.model.id_to_token(token_id)
-            if token is not None:
-                return token  # type: ignore[no-any-return]
+        try:
+            if self.encoding is not None:
+                if token_id in self._decoder:
+                    return self._decoder[token_id]
+                if token_id in self._special_ids:
+                    return self._special_ids[token_id]
+            else:
+                token = self.added_tokens.strings.get(token_id)
+                if token is None:
+                    token = self.model.id_to_token(token_id)
+                if token is not None:
+                    return token  # type: ignore[no-any-return]
+        except TypeError:  # unhashable (a list, an array)
+            pass
         try:
             token_id = operator.index(token_id)
         except TypeError:
@@ -456,6 +467,7 @@ class Tokenizer:
         """Token ids of ``text``. Rank models follow tiktoken's special-token policy
         (``allowed_special``/``disallowed_special``); pipelines match added tokens always, as
         Hugging Face does, and run the post-processor when ``add_special_tokens``."""
+        _check_flag("add_special_tokens", add_special_tokens)
         if not self._calls_bound:
             self._bind_calls()
         if self.encoding is not None:
@@ -477,6 +489,7 @@ class Tokenizer:
         """``len(encode(text, ...))`` without building the list: a rank model's
         :meth:`Encoding.count`, a pair-merge pipeline's (``tokenizer.json``, GGUF) count in Rust
         plus the ids a post-processor only puts around the text."""
+        _check_flag("add_special_tokens", add_special_tokens)
         if self.encoding is not None and not (add_special_tokens and self.post_processor is not None):
             return self.encoding.count(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
         if self.encoding is None and isinstance(text, str) and len(text) >= _COUNT_IN_RUST_FROM:
@@ -530,6 +543,7 @@ class Tokenizer:
         disallowed_special: Specials = "all",
     ) -> list[list[int]]:
         """``encode`` of each text (rank models: in parallel in the core, ``num_threads`` 0 = all)."""
+        _check_flag("add_special_tokens", add_special_tokens)
         if self.encoding is not None and not (add_special_tokens and self.post_processor):
             return self.encoding.encode_batch(
                 list(texts), num_threads=num_threads, allowed_special=allowed_special,
@@ -558,6 +572,7 @@ class Tokenizer:
         SentencePiece models count in Rust on ``num_threads`` threads (0 = one per core),
         keeping no ids; the ids a post-processor adds around each text (``add_special_tokens``)
         are counted with them. Other pipelines and post-processors go through ``encode_batch``."""
+        _check_flag("add_special_tokens", add_special_tokens)
         texts, num_threads = _check_batch(texts), _check_threads(num_threads)
         around = self._around(add_special_tokens)
         if around is None:
@@ -580,6 +595,7 @@ class Tokenizer:
         disallowed_special: Specials = "all",
     ) -> npt.NDArray[np.uint32]:
         """``encode`` as a ``uint32`` numpy array, made without a list."""
+        _check_flag("add_special_tokens", add_special_tokens)
         if self.encoding is not None and not (add_special_tokens and self.post_processor is not None):
             return self.encoding.encode_to_numpy(text, allowed_special=allowed_special,
                                                  disallowed_special=disallowed_special)
@@ -602,6 +618,7 @@ class Tokenizer:
         ``num_threads`` threads (0 = one per core), with no Python object per id, and with the
         ids a post-processor adds around each text (``add_special_tokens``: templates, BERT,
         RoBERTa). Other pipelines, and other post-processors, go through ``encode_batch``."""
+        _check_flag("add_special_tokens", add_special_tokens)
         from bpekit.flat import from_lists, with_affixes
 
         texts, num_threads = _check_batch(texts), _check_threads(num_threads)
@@ -726,6 +743,7 @@ class Tokenizer:
     def decode(self, tokens: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
         """The text of ``tokens``. Pipelines map ids to token strings (added tokens first) and run
         the decoder (or join with spaces when there is none, as Hugging Face does)."""
+        _check_flag("skip_special_tokens", skip_special_tokens)
         if not self._calls_bound:
             self._bind_calls()
         if self.encoding is None and (fast := self._decode_ids()) is not None:
@@ -746,6 +764,7 @@ class Tokenizer:
         """``decode`` of each id sequence (Hugging Face's ``decode_batch``): a rank model's in one
         core call on ``num_threads`` threads (0 = one per core), a pipeline's through the bound
         ``decode`` (Rust where its decoder has a table of every id)."""
+        _check_flag("skip_special_tokens", skip_special_tokens)
         if isinstance(batch, (str, bytes)) or not isinstance(batch, Sequence):
             raise InputTypeError(f"a batch must be a list of token sequences, got {type(batch).__name__}")
         if self.encoding is not None and not skip_special_tokens:

@@ -137,6 +137,22 @@ def test_random_ids_decode_like_hugging_face(neox, ids, skip):
     assert ours.decoder.decode([ours.id_to_token(i) for i in kept]) == want
 
 
+def test_flags_must_be_bools(neox):
+    # Hugging Face's encode(text, pair): the second text was taken for a true add_special_tokens
+    ours, _ = neox
+    calls = [lambda f: ours.encode("a", f), lambda f: ours.count("a", f), lambda f: ours.encode_batch(["a"], f),
+             lambda f: ours.count_batch(["a"], f), lambda f: ours.encode_to_numpy("a", f),
+             lambda f: ours.encode_batch_to_numpy(["a"], f), lambda f: ours.decode([510], skip_special_tokens=f),
+             lambda f: ours.decode_batch([[510]], skip_special_tokens=f)]
+    for call in calls:
+        for flag in ("b", None, 1):
+            with pytest.raises(errors.InputTypeError, match="must be True or False"):
+                call(flag)
+        call(True)
+        call(False)
+    assert ours.encode("a", True) == ours.encode("a", add_special_tokens=True)
+
+
 def test_decode_odd_ids_take_the_python_path(neox):
     ours, _ = neox
     for bad in ([50277], [10**6], [-1], [2**40], ["x"]):
@@ -150,9 +166,11 @@ def test_decode_odd_ids_take_the_python_path(neox):
             ours.decode([510, bad])
     with pytest.raises(errors.IdRangeError, match="token id -1 is out of range"):
         ours.decode([-1])  # a negative id is an OverflowError, as in Hugging Face's decode
-    for not_ids in ("ab", b"ab", None):  # a str was decoded as a list of its characters
+    for not_ids in ("ab", b"ab", None, [[510, 187]]):  # a str was decoded as a list of its characters
         with pytest.raises(errors.InputTypeError):
             ours.decode(not_ids)
     np = pytest.importorskip("numpy")
+    with pytest.raises(errors.InputTypeError):
+        ours.decode(np.array([[510, 187]]))  # unhashable ids raised a bare TypeError
     want = ours.decoder.decode([ours.id_to_token(i) for i in (510, 187)])
     assert ours.decode(iter([510, 187])) == ours.decode(np.array([510, 187])) == ours.decode([510, 187]) == want
