@@ -95,7 +95,16 @@ def resolve_pattern(name_or_regex: str) -> str:
 
         raise InputTypeError(f"pattern must be a str, got {type(name_or_regex).__name__}")
     key = name_or_regex.lower().removesuffix("_base")
-    return PATTERNS.get(key, name_or_regex)
+    if key in PATTERNS:
+        return PATTERNS[key]
+    if name_or_regex.isidentifier():  # "o300k": a misspelt name, not a pre-tokenizer regex
+        from bpekit.errors import PatternError
+
+        raise PatternError(
+            f"unknown pattern name {name_or_regex!r}; the names are {', '.join(PATTERNS)} (with or "
+            "without _base), anything else is a regex (one plain word would match only itself)"
+        )
+    return name_or_regex
 
 
 def engine(pattern: str) -> str:

@@ -97,4 +97,4 @@ def test_damaged_files_are_rejected(tmp_path: Path):
     with pytest.raises(FormatError, match="version"):
         WordCounts.from_bytes(data.replace(b'"version": 1', b'"version": 7'))
     with pytest.raises(FormatError):
-        WordCounts.from_dict({"a": -1}, pattern="x")
+        WordCounts.from_dict({"a": -1}, pattern=r"\S+")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import bpekit.atomicfile
-from bpekit.errors import DataNotFoundError, PatternError, VocabError
-from bpekit.train import Trainer, TrainProgress, count, train, train_from_counts
+from bpekit.errors import DataNotFoundError, FormatError, InputTypeError, PatternError, VocabError
+from bpekit.train import Trainer, TrainProgress, WordCounts, count, train, train_from_counts
 
 TEXT = ["the quick brown fox jumps over the lazy dog " * 50, "pack my box with five dozen liquor jugs " * 50]
 
@@ -37,6 +37,9 @@ def test_empty_corpora(tmp_path: Path):
         ({"vocab_size": 300, "threads": -1}, VocabError, "threads"),
         ({"vocab_size": 300, "pattern": "(unclosed"}, PatternError, "unclosed"),
         ({"vocab_size": 300, "pattern": 5}, PatternError, "pattern"),
+        # a misspelt name was a regex that matched nothing: "the training corpus is empty"
+        ({"vocab_size": 300, "pattern": "o300k"}, PatternError, "unknown pattern name 'o300k'"),
+        ({"vocab_size": 300, "callback": 5}, InputTypeError, "callback must be callable"),
     ],
 )
 def test_bad_settings(kwargs, error, message):
@@ -50,6 +53,33 @@ def test_counts_must_match_the_trainer():
         Trainer(300, pattern="cl100k", show_progress=False).train_from_counts(counts)
     with pytest.raises(VocabError):
         train_from_counts({"a": 1}, vocab_size=300)  # type: ignore[arg-type]
+
+
+def test_word_counts_by_pattern_name_train():
+    # from_dict kept the name "o200k" while train_from_counts' trainer resolved it to the regex:
+    # "the word counts were made with another pattern"
+    counts = WordCounts.from_dict({"hello": 5, " world": 3}, "o200k")
+    assert counts == WordCounts.from_dict({"hello": 5, " world": 3}, "o200k_base")
+    tok = train_from_counts(counts, vocab_size=260, show_progress=False)
+    assert tok.encode("hello") == [259] and tok.decode(tok.encode(" world")) == " world"
+    assert counts + count(iter(["hello"]), pattern="o200k", show_progress=False) is not None
+
+
+def test_word_counts_refuse_what_is_not_a_word_or_a_count():
+    counts = WordCounts.from_dict({b"ab": 2, "cd": 1}, "gpt2")
+    assert counts["ab"] == counts[b"ab"] == 2 and counts[bytearray(b"cd")] == counts[memoryview(b"cd")] == 1
+    for bad in ({5: 1}, {None: 1}):  # bytes(5) counted five NUL bytes
+        with pytest.raises(InputTypeError, match="a word is a str or bytes"):
+            WordCounts.from_dict(bad, "gpt2")
+    with pytest.raises(InputTypeError):
+        counts[5]
+    for n in (2**64, True, 1.0):
+        with pytest.raises(FormatError, match="must be an integer"):
+            WordCounts.from_dict({"a": n}, "gpt2")
+    assert counts.most_common(1) == [(b"ab", 2)] and len(counts.most_common()) == 2
+    for n in (-1, 1.5, "2"):
+        with pytest.raises(InputTypeError, match="most_common"):
+            counts.most_common(n)
 
 
 def _interrupt_at(phase: str):

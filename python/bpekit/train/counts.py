@@ -22,12 +22,22 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from bpekit import _core
-from bpekit.errors import ChecksumError, FormatError, PatternError
+from bpekit.errors import ChecksumError, FormatError, InputTypeError, PatternError
+from bpekit.patterns import resolve_pattern
 from bpekit.atomicfile import atomic_write
 
 MAGIC = b"bpekit-counts\n"
 VERSION = 1
 STAT_KEYS = ("bytes", "documents", "pieces", "specials", "forced_cuts")
+
+
+def _word_bytes(word: object) -> bytes:
+    """A word as bytes: ``str`` UTF-8 encoded, bytes-like as is (``bytes(5)`` would be five NULs)."""
+    if isinstance(word, str):
+        return word.encode("utf-8")
+    if isinstance(word, (bytes, bytearray, memoryview)):
+        return bytes(word)
+    raise InputTypeError(f"a word is a str or bytes, got {type(word).__name__}")
 
 
 class WordCounts:
@@ -42,7 +52,7 @@ class WordCounts:
         core: Any = None,
         stats: Mapping[str, int] | None = None,
     ) -> None:
-        self.pattern = pattern
+        self.pattern = resolve_pattern(pattern)  # a name ("o200k") as its regex, as the trainer has it
         self.special_tokens: tuple[str, ...] = tuple(special_tokens)
         self._core = core if core is not None else _core.WordCounts()
         self.stats: dict[str, int] = {k: int((stats or {}).get(k, 0)) for k in STAT_KEYS}
@@ -54,9 +64,9 @@ class WordCounts:
         """A table from ``{word: count}`` (``str`` words are UTF-8 encoded)."""
         wc = cls(pattern, special_tokens)
         for word, n in counts.items():
-            data = word.encode("utf-8") if isinstance(word, str) else bytes(word)
-            if not isinstance(n, int) or n < 0:
-                raise FormatError(f"count of {word!r} must be a non-negative integer, got {n!r}")
+            data = _word_bytes(word)
+            if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n < 2**64:
+                raise FormatError(f"count of {word!r} must be an integer in 0..2**64, got {n!r}")
             wc._core.add_word(data, n)
         return wc
 
@@ -70,11 +80,12 @@ class WordCounts:
         return int(self._core.total())
 
     def __getitem__(self, word: bytes | str) -> int:
-        data = word.encode("utf-8") if isinstance(word, str) else bytes(word)
-        return int(self._core.get(data))
+        return int(self._core.get(_word_bytes(word)))
 
     def most_common(self, n: int | None = None) -> list[tuple[bytes, int]]:
         """``(word, count)`` pairs, most frequent first, ties in byte order."""
+        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 0):
+            raise InputTypeError(f"most_common takes None or an int >= 0, got {n!r}")
         return list(self._core.most_common(n))
 
     def to_dict(self) -> dict[bytes, int]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bpekit import _core
-from bpekit.errors import DataNotFoundError, PatternError, VocabError
+from bpekit.errors import DataNotFoundError, InputTypeError, PatternError, VocabError
 from bpekit.patterns import PATTERNS, resolve_pattern
 from bpekit.tokenizer import Tokenizer
 from bpekit.train.counts import STAT_KEYS, WordCounts
@@ -70,6 +70,8 @@ class Trainer:
         self.threads = _check_int("threads", threads, 0)
         self.pattern = resolve_pattern(pattern)
         self.pattern_name = next((name for name, p in PATTERNS.items() if p == self.pattern), None)
+        if callback is not None and not callable(callback):
+            raise InputTypeError(f"callback must be callable or None, got {type(callback).__name__}")
         self.show_progress = show_progress
         self.callback = callback
         self.read_options = ReadOptions(field=field, column=column)
