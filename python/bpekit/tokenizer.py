@@ -25,7 +25,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from bpekit import _core
-from bpekit.atomicfile import atomic_write
+from bpekit.atomicfile import atomic_write_all
 from bpekit.encoding import (
     Encoding,
     _check_batch,
@@ -823,8 +823,8 @@ class Tokenizer:
         if self.encoding is None or self.pattern is None:
             raise UsageError("a .tiktoken file holds byte-level rank models only")
         sidecar = os.fspath(path) + ".json"
-        atomic_write(path, tiktoken_text(self.ranks))
-        atomic_write(sidecar, tiktoken_sidecar(self.pattern, self.special_tokens, self.n_vocab))
+        atomic_write_all([(path, tiktoken_text(self.ranks)),
+                          (sidecar, tiktoken_sidecar(self.pattern, self.special_tokens, self.n_vocab))])
         return sidecar
 
     def export_hf(self, path: str | os.PathLike[str]) -> None:

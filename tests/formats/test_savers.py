@@ -41,3 +41,19 @@ def test_save_refuses_unknown_or_impossible_formats(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match="cannot represent"):
         TRAINED.save(tmp_path / "x.model", format="sentencepiece")
     assert not (tmp_path / "x").exists() and not (tmp_path / "x.model").exists()
+
+
+@pytest.mark.parametrize(("target", "name", "partner"), [
+    ("tiktoken", "t.tiktoken", "t.tiktoken.json"), ("gpt2", "out", "out/vocab.bpe"), ("minbpe", "t.model", "t.vocab"),
+])
+def test_a_file_pair_is_written_whole_or_not_at_all(target: str, name: str, partner: str, tmp_path: Path) -> None:
+    # the second file of a pair failed after the first had been renamed into place: a rank file
+    # without its sidecar, an encoder.json without its vocab.bpe
+    (tmp_path / partner).mkdir(parents=True)
+    with pytest.raises(IsADirectoryError, match="nothing was written"):
+        TRAINED.save(tmp_path / name, format=target)
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    assert left == sorted({partner, *[str(Path(partner).parent)] * (Path(partner).parent != Path("."))}), left
+    (tmp_path / partner).rmdir()
+    TRAINED.save(tmp_path / name, format=target)  # and with the way clear, both are written
+    assert (tmp_path / partner).is_file()

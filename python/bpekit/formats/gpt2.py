@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bpekit.atomicfile import atomic_write
+from bpekit.atomicfile import atomic_write_all
 from bpekit.errors import FormatError
 
 ENCODER, VOCAB = "encoder.json", "vocab.bpe"
@@ -207,6 +207,5 @@ def save(tok: Any, path: str | os.PathLike[str]) -> tuple[Path, Path]:
         p.mkdir(parents=True, exist_ok=True)
     enc_path, bpe_path = pair_paths(p)
     encoder, bpe = files(tok)
-    atomic_write(enc_path, encoder)
-    atomic_write(bpe_path, bpe)
+    atomic_write_all([(enc_path, encoder), (bpe_path, bpe)])
     return enc_path, bpe_path

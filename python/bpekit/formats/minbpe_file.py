@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bpekit.atomicfile import atomic_write
+from bpekit.atomicfile import atomic_write_all
 from bpekit.errors import FormatError
 from bpekit.minbpe import model_file
 
@@ -95,6 +95,5 @@ def save(tok: Any, path: str | os.PathLike[str], *, vocab: bool = True) -> None:
                 os.path.join(tmp, "t.vocab"), table, merges, specials
             )
             listing = Path(tmp, "t.vocab").read_bytes()
-    atomic_write(target, data)
-    if listing is not None:
-        atomic_write(target.with_suffix(".vocab"), listing)
+    pair = [(target, data)] + ([(target.with_suffix(".vocab"), listing)] if listing is not None else [])
+    atomic_write_all(pair)
