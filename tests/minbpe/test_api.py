@@ -43,6 +43,21 @@ def test_decode_invalid_utf8_and_unknown(trained: RegexTokenizer) -> None:
         trained.decode([-1])
 
 
+def test_decode_id_types(trained: RegexTokenizer) -> None:
+    np = pytest.importorskip("numpy")
+    assert trained.decode([True, np.int64(104), np.uint16(105)]) == "\x01hi"  # ints, as in Encoding
+    assert trained.decode(np.array([104, 105])) == "hi"
+    assert trained.decode(i for i in [104, 105]) == "hi"
+    for bad, name in [(b"hi", "bytes"), ("hi", "str"), (None, "NoneType"), (104, "int"), (np.array(5), "ndarray")]:
+        with pytest.raises(InputTypeError, match=f"ids must be a list of int token ids, got {name}"):
+            trained.decode(bad)
+    for bad, name in [([104.0], "float"), ([[1]], "list"), (np.array([[104]]), "ndarray")]:
+        with pytest.raises(InputTypeError, match=f"token ids must be integers, got {name}"):
+            trained.decode(bad)
+    with pytest.raises(InvalidTokenError, match="invalid token id: 1000"):
+        trained.decode([np.int64(1000)])
+
+
 def test_first_registered_special_wins() -> None:
     tok = RegexTokenizer()
     tok.register_special_tokens({"<|end|>x": 1001, "<|end|>": 1000})
@@ -79,6 +94,11 @@ def test_register_special_tokens_checks() -> None:
     ]:
         with pytest.raises(VocabError, match=message):
             tok.register_special_tokens(bad)
+    for bad in (None, "<|a|>", ["<|a|>"], {"<|a|>"}, [("<|a|>", 400)]):
+        with pytest.raises(InputTypeError, match=r"special tokens must be a dict \{str: int\}"):
+            tok.register_special_tokens(bad)  # type: ignore[arg-type]
+    with pytest.raises(VocabError, match="lone surrogate"):  # decode could not give its text
+        tok.register_special_tokens({"\ud800": 300})
     assert tok.special_tokens == {}
 
 
@@ -101,6 +121,12 @@ def test_bad_vocab_size(vocab_size: object, error: type[Exception]) -> None:
         RegexTokenizer().train("abc", vocab_size)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("vocab_size", [2**32 + 1, 2**70])
+def test_vocab_size_too_large(vocab_size: int) -> None:
+    with pytest.raises(VocabError, match=r"vocab_size must be an integer <= 2\*\*32"):
+        BasicTokenizer().train("aaab", vocab_size)
+
+
 def test_bad_text_and_pattern() -> None:
     with pytest.raises(InputTypeError, match="text must be a str"):
         BasicTokenizer().train(b"abc", 257)  # type: ignore[arg-type]
@@ -110,6 +136,10 @@ def test_bad_text_and_pattern() -> None:
         BasicTokenizer().encode("\udfff")
     with pytest.raises(PatternError, match="invalid split pattern"):
         RegexTokenizer("(")
+    with pytest.raises(InputTypeError, match="pattern must be a str, got list"):
+        RegexTokenizer(["a"])  # type: ignore[arg-type]
+    with pytest.raises(PatternError, match="split pattern is empty"):
+        RegexTokenizer("")
 
 
 def test_capture_groups_do_not_change_chunks() -> None:

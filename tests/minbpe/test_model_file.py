@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bpekit.errors import FormatError
+from bpekit.errors import DataNotFoundError, FormatError, InputTypeError
 from bpekit.minbpe import GPT2_SPLIT_PATTERN, BasicTokenizer, RegexTokenizer, render_token
 
 
@@ -122,3 +122,38 @@ def test_unsavable_tokenizers(tmp_path: Path) -> None:
         tok.save(str(tmp_path / "s"))
     with pytest.raises(FormatError, match="line break"):
         RegexTokenizer("a|\n").save(str(tmp_path / "t"))
+
+
+def test_save_and_load_paths(tmp_path: Path) -> None:
+    tok = RegexTokenizer()
+    tok.train("abab abab", 258)
+    tok.save(tmp_path / "p")  # a Path, not only a str
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["p.model", "p.vocab"]
+    loaded = RegexTokenizer()
+    loaded.load(tmp_path / "p.model")
+    assert loaded.merges == tok.merges
+    for bad in (None, b"p", 5):
+        with pytest.raises(InputTypeError, match="file_prefix must be a str or an os.PathLike"):
+            tok.save(bad)  # type: ignore[arg-type]
+    with pytest.raises(InputTypeError, match="model_file must be a str or an os.PathLike"):
+        loaded.load(None)  # type: ignore[arg-type]
+    with pytest.raises(DataNotFoundError, match="no minbpe model file at .*missing.model"):
+        loaded.load(str(tmp_path / "missing.model"))
+    (tmp_path / "d.model").mkdir()
+    with pytest.raises(FormatError, match="d.model is a directory"):
+        loaded.load(str(tmp_path / "d.model"))
+
+
+def test_save_writes_both_files_or_neither(tmp_path: Path) -> None:
+    """The .vocab cannot be written (a directory has its name): the old .model stays as it was."""
+    old = RegexTokenizer()
+    old.save(str(tmp_path / "m"))
+    before = (tmp_path / "m.model").read_bytes()
+    (tmp_path / "m.vocab").unlink()
+    (tmp_path / "m.vocab").mkdir()
+    tok = RegexTokenizer()
+    tok.train("abab abab", 258)
+    with pytest.raises(OSError):
+        tok.save(str(tmp_path / "m"))
+    assert (tmp_path / "m.model").read_bytes() == before
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["m.model", "m.vocab"]  # no temporary files left

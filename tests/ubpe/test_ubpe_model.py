@@ -60,6 +60,9 @@ def test_known_words() -> None:
         UBPE(alphabet="abc", known_words=[""])
     with pytest.raises(VocabError, match="twice"):
         UBPE(alphabet="abc", known_words=["ab", "ab"])
+    for mixed in ({"ab": 3, 4: "bc"}, {3: "ab", "bc": 4}, {"ab": True}, {"ab": "3"}):
+        with pytest.raises(InputTypeError, match="must map every word to an int id"):
+            UBPE(alphabet="abc", known_words=mixed)
 
 
 def test_separators_and_regex() -> None:
@@ -230,6 +233,12 @@ def test_loads_rejects_what_is_not_a_model(dump: str, fragment: str) -> None:
         (UBPE, {"2": [0, 2]}, {"2": 1.0}, "alphabet ids"),
         (UBPE, {"2": [0]}, {"2": 1.0}, "2 or more"),
         (UBPE, {"x": [0, 1]}, {"x": 1.0}, "int ids"),
+        (UBPEClassic, {"2": "01"}, {"2": 1.0}, "must be a list of int ids"),  # not ids 0 and 1
+        (UBPEClassic, {"2": [0, 1.0]}, {"2": 1.0}, "must be a list of int ids"),
+        (UBPEClassic, {"2": [0, 1]}, {"2": float("nan")}, "finite number"),
+        (UBPEClassic, {"2": [0, 1]}, {"2": float("inf")}, "finite number"),
+        (UBPE, {"2": [0, 1]}, {"2": float("-inf")}, "finite number"),
+        (UBPEClassic, {"2": [0, 1]}, {"2": 10**400}, "finite number"),  # no float holds it
     ],
 )
 def test_loads_checks_tokens(cls, mapper, weights, fragment) -> None:

@@ -15,6 +15,7 @@ them, and a loaded RegexTokenizer used a stale table), and an unknown id raises
 from __future__ import annotations
 
 import heapq
+import operator
 from collections.abc import Iterable
 
 from bpekit.errors import EncodeError, FormatError, InputTypeError, InvalidTokenError, VocabError
@@ -85,15 +86,31 @@ def check_vocab_size(vocab_size: object) -> int:
         raise InputTypeError(f"vocab_size must be an integer >= 256, got {vocab_size!r}")
     if vocab_size < 256:
         raise VocabError(f"vocab_size must be an integer >= 256 (the 256 byte tokens), got {vocab_size!r}")
+    if vocab_size > 2**32:
+        raise VocabError(f"vocab_size must be an integer <= 2**32 (token ids are 32-bit), got {vocab_size!r}")
     return vocab_size
 
 
+def _token_id(idx: object) -> int:
+    """A token id to decode as an int: ints, bools and numpy integers; InputTypeError otherwise."""
+    try:
+        return operator.index(idx)  # type: ignore[arg-type]
+    except TypeError:
+        raise InputTypeError(f"token ids must be integers, got {type(idx).__name__} {idx!r:.40}") from None
+
+
 def _check_specials(special_tokens: dict[str, int], vocab: dict[int, bytes]) -> None:
-    """Special tokens must be non-empty strings with distinct ids outside the vocabulary."""
+    """Special tokens must be non-empty UTF-8 strings with distinct ids outside the vocabulary."""
     seen: dict[int, str] = {}
     for text, idx in special_tokens.items():
         if not isinstance(text, str) or not text:
             raise VocabError(f"special tokens must be non-empty strings, got {text!r}")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise VocabError(
+                f"special token {text!r} has a lone surrogate at position {exc.start}; it has no UTF-8 form"
+            ) from None
         if isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
             raise VocabError(f"special token {text!r} needs a non-negative integer id, got {idx!r}")
         if idx in vocab:
@@ -119,16 +136,32 @@ class Tokenizer:
         self.merges, self.vocab = merges, vocab
 
     def _set_specials(self, special_tokens: dict[str, int]) -> None:
+        if not isinstance(special_tokens, dict):
+            raise InputTypeError(
+                f"special tokens must be a dict {{str: int}}, got {type(special_tokens).__name__}"
+            )
         special_tokens = dict(special_tokens)
         _check_specials(special_tokens, self.vocab)
         self.special_tokens = special_tokens
         self.inverse_special_tokens = {v: k for k, v in special_tokens.items()}
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The bytes of ``ids`` joined; special ids give their text in UTF-8."""
+        """The bytes of ``ids`` joined; special ids give their text in UTF-8.
+
+        ``ids`` is an iterable of ints (bools and numpy integers count as ints); bytes, a str, a
+        float id or a nested list raise InputTypeError, an unknown id InvalidTokenError.
+        """
+        if isinstance(ids, (str, bytes, bytearray, memoryview)):
+            raise InputTypeError(f"ids must be a list of int token ids, got {type(ids).__name__}")
+        try:
+            ids = iter(ids)
+        except TypeError:
+            raise InputTypeError(f"ids must be a list of int token ids, got {type(ids).__name__}") from None
         vocab, specials = self.vocab, self.inverse_special_tokens
         parts = []
         for idx in ids:
+            if type(idx) is not int:
+                idx = _token_id(idx)
             if idx in vocab:
                 parts.append(vocab[idx])
             elif idx in specials:
@@ -143,11 +176,15 @@ class Tokenizer:
 
     def save_vocab(self, vocab_file: str) -> None:
         """Write minbpe's human-readable ``.vocab`` listing (never read back)."""
-        model_file.write_vocab(vocab_file, self.vocab, self.merges, self.special_tokens)
+        path = model_file.file_path(vocab_file, "vocab_file")
+        model_file.write_vocab(path, self.vocab, self.merges, self.special_tokens)
 
     def _save(self, file_prefix: str) -> None:
-        model_file.write_model(file_prefix + ".model", self.pattern, self.special_tokens, self.merges)
-        self.save_vocab(file_prefix + ".vocab")
+        """Write ``file_prefix.model`` and ``file_prefix.vocab``, both or neither."""
+        prefix = model_file.file_path(file_prefix, "file_prefix")
+        model = model_file.model_text(self.pattern, self.special_tokens, self.merges)
+        vocab = model_file.vocab_text(self.vocab, self.merges, self.special_tokens)
+        model_file.write_files([(prefix + ".model", model), (prefix + ".vocab", vocab)])
 
     def _read(self, path: str, with_pattern: bool) -> tuple[str, dict[str, int], Merges]:
         """Read and check a ``.model`` file: ``(pattern, special_tokens, merges)``.

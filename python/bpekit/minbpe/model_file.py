@@ -12,22 +12,40 @@ Differences from minbpe's reader, all of them fixes: the pattern line keeps its 
 trailing spaces (minbpe strips them, changing the pattern); what the format cannot hold (a
 pattern with a line break, a special token with whitespace) is refused when saving instead of
 producing a file that does not load back; and a malformed file raises
-:class:`~bpekit.errors.FormatError` naming the file and the line instead of an AssertionError.
+:class:`~bpekit.errors.FormatError` naming the file and the line instead of an AssertionError
+(a missing file :class:`~bpekit.errors.DataNotFoundError`). Files are written atomically, and
+``save`` writes the ``.model`` and ``.vocab`` together: both or neither.
 """
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from pathlib import Path
 
-from bpekit.errors import FormatError
+from bpekit.atomicfile import atomic_write_all
+from bpekit.errors import DataNotFoundError, FormatError, InputTypeError
 
 HEADER = "minbpe v1"
 Merges = dict[tuple[int, int], int]
 
 
-def write_model(path: str, pattern: str, special_tokens: dict[str, int], merges: Merges) -> None:
-    """Write a ``.model`` file that minbpe's ``load`` reads back to the same tokenizer."""
+def file_path(path: object, what: str) -> str:
+    """``path`` (a str or an ``os.PathLike``) as a str; InputTypeError for anything else."""
+    value = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if not isinstance(value, str):
+        raise InputTypeError(f"{what} must be a str or an os.PathLike, got {type(path).__name__}")
+    return value
+
+
+def write_files(files: list[tuple[str, str]]) -> None:
+    """Write each ``(path, text)`` (UTF-8, LF), all or none: every file is written to a temporary
+    file before the first rename, so a failure never leaves a new ``.model`` beside an old ``.vocab``."""
+    atomic_write_all([(path, text.encode("utf-8")) for path, text in files])
+
+
+def model_text(pattern: str, special_tokens: dict[str, int], merges: Merges) -> str:
+    """The text of a ``.model`` file that minbpe's ``load`` reads back to the same tokenizer."""
     if "\n" in pattern or "\r" in pattern:
         raise FormatError(f"minbpe's .model format keeps the pattern on one line; {pattern!r} has a line break")
     lines = [HEADER, pattern, str(len(special_tokens))]
@@ -42,7 +60,12 @@ def write_model(path: str, pattern: str, special_tokens: dict[str, int], merges:
         if idx != 256 + k:
             raise FormatError(f"merge {k} has id {idx}; a .model file can only hold ids 256, 257, ... in order")
         lines.append(f"{left} {right}")
-    Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8", newline="\n")
+    return "".join(line + "\n" for line in lines)
+
+
+def write_model(path: str, pattern: str, special_tokens: dict[str, int], merges: Merges) -> None:
+    """Write a ``.model`` file (atomically); FormatError, and nothing written, if it cannot hold them."""
+    write_files([(path, model_text(pattern, special_tokens, merges))])
 
 
 def _ints(path: str, lineno: int, line: str, what: str) -> list[int]:
@@ -53,11 +76,17 @@ def _ints(path: str, lineno: int, line: str, what: str) -> list[int]:
 
 
 def read_model(path: str) -> tuple[str, dict[str, int], Merges]:
-    """``(pattern, special_tokens, merges)`` from a ``.model`` file; FormatError if it is malformed."""
-    if not str(path).endswith(".model"):
-        raise FormatError(f"a minbpe model file name ends with '.model', got {str(path)!r}")
+    """``(pattern, special_tokens, merges)`` from a ``.model`` file; FormatError if it is malformed,
+    DataNotFoundError (a FileNotFoundError) if there is no such file."""
+    path = file_path(path, "model_file")
+    if not path.endswith(".model"):
+        raise FormatError(f"a minbpe model file name ends with '.model', got {path!r}")
+    if Path(path).is_dir():
+        raise FormatError(f"{path} is a directory, not a minbpe model file")
     try:
         text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataNotFoundError(f"no minbpe model file at {path}") from None
     except UnicodeDecodeError as exc:
         raise FormatError(f"{path}: not UTF-8 text ({exc})") from None
     lines = text.split("\n")
@@ -97,8 +126,8 @@ def render_token(token: bytes) -> str:
     return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch)[0] == "C" else ch for ch in text)
 
 
-def write_vocab(path: str, vocab: dict[int, bytes], merges: Merges, special_tokens: dict[str, int]) -> None:
-    """Write the ``.vocab`` listing: ``[a][b] -> [ab] id`` for merges, ``[t] id`` otherwise.
+def vocab_text(vocab: dict[int, bytes], merges: Merges, special_tokens: dict[str, int]) -> str:
+    """The ``.vocab`` listing: ``[a][b] -> [ab] id`` for merges, ``[t] id`` otherwise.
 
     Special tokens come last, as in a vocabulary minbpe has loaded (after training, minbpe leaves
     them out; here the listing does not depend on how the tokenizer was made).
@@ -114,4 +143,9 @@ def write_vocab(path: str, vocab: dict[int, bytes], merges: Merges, special_toke
             lines.append(f"[{s}] {idx}")
     for text, idx in special_tokens.items():
         lines.append(f"[{render_token(text.encode('utf-8'))}] {idx}")
-    Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8", newline="\n")
+    return "".join(line + "\n" for line in lines)
+
+
+def write_vocab(path: str, vocab: dict[int, bytes], merges: Merges, special_tokens: dict[str, int]) -> None:
+    """Write the ``.vocab`` listing (atomically)."""
+    write_files([(path, vocab_text(vocab, merges, special_tokens))])

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import regex
 
-from bpekit.errors import DisallowedSpecialError, EncodeError, FormatError, PatternError
+from bpekit.errors import DisallowedSpecialError, EncodeError, FormatError, InputTypeError, PatternError
 from bpekit.minbpe.base import Tokenizer, apply_merges, utf8
 
 # minbpe's own patterns. GPT4_SPLIT_PATTERN is not tiktoken's cl100k string (no ``\s++$``,
@@ -37,11 +37,18 @@ GPT4_SPLIT_PATTERN = (
 ALLOWED_MODES = ("all", "none", "none_raise")
 
 
-@lru_cache(maxsize=32)
 def compile_pattern(pattern: str) -> regex.Pattern[str]:
-    """``pattern`` compiled with the ``regex`` module (as minbpe does); PatternError if invalid."""
+    """``pattern`` compiled with the ``regex`` module (as minbpe does): InputTypeError if it is not
+    a str, PatternError if it is empty (it would match no text, and ``load`` refuses it) or invalid."""
     if not isinstance(pattern, str):
-        raise PatternError(f"pattern must be a str, got {type(pattern).__name__}")
+        raise InputTypeError(f"pattern must be a str, got {type(pattern).__name__}")
+    if not pattern:
+        raise PatternError("the split pattern is empty; it would split every text into no chunks")
+    return _compile(pattern)
+
+
+@lru_cache(maxsize=32)
+def _compile(pattern: str) -> regex.Pattern[str]:
     try:
         return regex.compile(pattern)
     except regex.error as exc:

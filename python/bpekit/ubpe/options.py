@@ -78,6 +78,12 @@ def check_known_words(
         items = list(known_words.items())
         by_id = all(type(k) is int for k, _ in items)
         pairs = items if by_id else [(i, w) for w, i in items]
+        bad = next((i for i, _ in pairs if type(i) is not int), None)
+        if bad is not None:
+            raise InputTypeError(
+                "`known_words` as a dict must map every word to an int id, or every int id to a "
+                f"word; got the id {bad!r} ({type(bad).__name__})"
+            )
         if sorted(i for i, _ in pairs) != list(range(size, size + len(pairs))):
             raise VocabError(
                 f"known word ids must be exactly {size}..{size + len(pairs) - 1} "

@@ -10,6 +10,7 @@ Break and stop tokens are written in the order given (ubpe writes Python set ord
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING, Any
 
 from bpekit.errors import BpekitError, FormatError
@@ -119,15 +120,27 @@ def _tokens(data: dict, model: UBPEBase) -> tuple[dict[int, tuple[int, ...]], di
     mapper = _object(data, "mapper")
     raw_weights = _object(data, "weights")
     first = model.first_token_id
+    for key, ids in mapper.items():
+        if not isinstance(ids, list) or any(type(x) is not int for x in ids):
+            raise FormatError(
+                f"invalid ubpe model: mapper[{key!r}] must be a list of int ids, got {ids!r:.60}"
+            )
     try:
-        backward = {int(k): tuple(int(x) for x in v) for k, v in mapper.items()}
+        backward = {int(k): tuple(v) for k, v in mapper.items()}
         weights = {int(k): v for k, v in raw_weights.items()}
     except (TypeError, ValueError) as exc:
         raise FormatError(f"invalid ubpe model: mapper and weights need int ids ({exc})") from None
     if set(backward) != set(weights):
         raise FormatError("invalid ubpe model: 'mapper' and 'weights' have different ids")
-    if any(not isinstance(w, (int, float)) or isinstance(w, bool) for w in weights.values()):
-        raise FormatError("invalid ubpe model: every weight must be a number")
+    for token, w in weights.items():
+        try:
+            finite = not isinstance(w, bool) and math.isfinite(w)
+        except (TypeError, OverflowError):  # not a number, or an int too large for a float
+            finite = False
+        if not finite:
+            raise FormatError(
+                f"invalid ubpe model: every weight must be a finite number, token {token} has {w!r:.60}"
+            )
     low = [t for t in backward if t < first]
     if low:
         raise FormatError(
