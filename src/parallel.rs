@@ -13,15 +13,19 @@ fn pools() -> &'static Mutex<HashMap<usize, Arc<ThreadPool>>> {
     POOLS.get_or_init(Default::default)
 }
 
-/// The number of threads `n` asks for (`0` = one per core, looked up once per process:
-/// `available_parallelism` reads cgroup files, ~60 µs and ~20 system calls each time, which the
-/// trainer once paid at every merge; rayon too sizes its pools once).
+/// The number of threads `n` asks for: `0` = one per core, and never more than one per core
+/// (the cores are looked up once per process: `available_parallelism` reads cgroup files, ~60 µs
+/// and ~20 system calls each time, which the trainer once paid at every merge; rayon too sizes
+/// its pools once). The work is CPU-bound, so threads past the cores only wait; and each count
+/// asked for keeps a pool of its own: `num_threads=3000` started 3,000 spinning threads on two
+/// cores and a batch did not finish in a minute (session 29).
 pub fn thread_count(n: usize) -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
     if n == 0 {
-        *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |p| p.get()))
+        cores
     } else {
-        n
+        n.min(cores)
     }
 }
 

@@ -101,6 +101,8 @@ class Encoding:
                 raise InputTypeError(f"special_tokens must map str -> int, got {k!r}: {v!r}")
             if not k:
                 raise VocabError(f"special token {v} is the empty string")
+            if not k.isascii() and _has_lone_surrogate(k):  # (the core raised UnicodeEncodeError)
+                raise VocabError(f"special token {v} ({k!r}) holds a lone surrogate: it has no UTF-8 bytes")
             if v < 0:
                 raise VocabError(f"special token {k!r} has a negative id {v}")
         try:
@@ -396,8 +398,9 @@ class Encoding:
         if isinstance(batch, (str, bytes)):
             raise InputTypeError(f"a batch must be a list of token sequences, got {type(batch).__name__}")
         seqs = [_check_tokens(t) for t in batch]
+        threads = _check_threads(num_threads)  # (outside the try: its error is not about the ids)
         try:
-            return self._core_bpe.decode_bytes_batch(seqs, _check_threads(num_threads))
+            return self._core_bpe.decode_bytes_batch(seqs, threads)
         except OverflowError as e:
             raise _out_of_range(seqs, e) from e
         except TypeError as e:
@@ -485,7 +488,12 @@ class Encoding:
                     f"allowed_special must be 'all' or a set of strings, not the string {allowed_special!r}"
                     + (f" (write {{{allowed_special!r}}})" if allowed_special else "")
                 )
-            allowed_special = set(allowed_special)
+            try:
+                allowed_special = set(allowed_special)
+            except TypeError:
+                raise InputTypeError(
+                    f"allowed_special must be 'all' or a collection of strings, got {type(allowed_special).__name__}"
+                ) from None
         if disallowed_special == "all":
             if not allowed_special:
                 if found := self._first_special(text, None):
@@ -499,7 +507,12 @@ class Encoding:
     def _raise_if_found(self, text: str, disallowed: Collection[str]) -> None:
         if isinstance(disallowed, str):
             raise InputTypeError("disallowed_special must be 'all' or a collection of strings, not one string")
-        disallowed = frozenset(disallowed)
+        try:
+            disallowed = frozenset(disallowed)
+        except TypeError:
+            raise InputTypeError(
+                f"disallowed_special must be 'all' or a collection of strings, got {type(disallowed).__name__}"
+            ) from None
         if disallowed <= self.special_tokens_set:
             found = self._first_special(text, list(disallowed))
         else:
@@ -621,7 +634,7 @@ def _check_cut(max_tokens: object, side: object) -> int:
         raise InputTypeError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
     if side not in ("right", "left"):
         raise InputTypeError(f"side must be 'right' (keep the start) or 'left' (keep the end), got {side!r}")
-    return max_tokens
+    return min(max_tokens, sys.maxsize)  # no text has more tokens: a bigger budget keeps it whole
 
 
 def longest_cut(text: str, max_tokens: int, count: Callable[[str], int], from_end: bool = False) -> str:
@@ -646,9 +659,11 @@ def longest_cut(text: str, max_tokens: int, count: Callable[[str], int], from_en
 
 
 def _check_threads(n: object) -> int:
+    """A ``num_threads`` argument: an int >= 0 (0 = one per core). The core starts at most one
+    thread per core, so a count past 64 bits is taken as "every core" rather than refused."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise InputTypeError(f"num_threads must be an int >= 0 (0 = one per core), got {n!r}")
-    return n
+    return min(n, 1 << 20)
 
 
 def _out_of_range(seqs: list[list[int]], error: Exception) -> Exception:
@@ -664,6 +679,14 @@ def _out_of_range(seqs: list[list[int]], error: Exception) -> Exception:
                 where = f"index {i}" + (f" of sequence {k}" if len(seqs) > 1 else "")
                 return IdRangeError(f"token id {t} at {where} is out of range (0..2**32)")
     return error
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _check_tokens(tokens: object) -> list[int]:

@@ -320,3 +320,45 @@ def test_dump_reproduces_the_published_file(tmp_path) -> None:
     bpekit.dump_tiktoken_bpe(ranks, out)
     assert out.read_bytes() == R50K_FILE.read_bytes()  # sorted by rank, LF, final LF
     assert [p.name for p in tmp_path.iterdir()] == ["r50k.tiktoken"]
+
+
+def test_thread_counts_past_the_cores_start_no_more_threads(tmp_path) -> None:
+    # num_threads=3000 started 3,000 spinning threads on two cores (one pool per count asked
+    # for, kept): a batch did not finish in a minute; 2**70 raised a bare OverflowError
+    import os
+    import sys
+
+    enc = bpekit.get_encoding("cl100k_base")
+    texts = ["hello world " * 2000] * 64  # enough bytes that the batch goes to the pool
+    want = enc.encode_ordinary_batch(texts, num_threads=1)
+    tasks = (lambda: len(os.listdir("/proc/self/task"))) if sys.platform == "linux" else (lambda: 0)
+    before = tasks()
+    for n in (64, 3000, 2**70):
+        assert enc.encode_ordinary_batch(texts, num_threads=n) == want
+        assert enc.encode_batch(texts, num_threads=n) == want
+        assert enc.count_batch(texts, num_threads=n) == [len(w) for w in want]
+        assert enc.decode_batch(want[:2], num_threads=n) == texts[:2]
+        assert enc.decode_bytes_batch(want[:2], num_threads=n) == [t.encode() for t in texts[:2]]
+    assert tasks() - before <= (os.cpu_count() or 1)
+    with pytest.raises(errors.InputTypeError, match="^num_threads must be"):  # not "token ids must be ints: ..."
+        enc.decode_bytes_batch([[1]], num_threads=-1)
+
+
+def test_huge_budgets_and_non_collections() -> None:
+    enc = bpekit.get_encoding("cl100k_base")
+    for budget in (2**63, 2**64, 10**30):
+        assert enc.truncate("hello world", budget) == "hello world"
+        assert enc.truncate("hello world", budget, side="left") == "hello world"
+    for value in (5, 5.0):
+        for call in (lambda: enc.encode("x", allowed_special=value), lambda: enc.count("x", allowed_special=value),
+                     lambda: enc.encode_batch(["x"], allowed_special=value)):
+            with pytest.raises(errors.InputTypeError, match="allowed_special must be 'all' or a collection"):
+                call()
+        with pytest.raises(errors.InputTypeError, match="disallowed_special must be 'all' or a collection"):
+            enc.encode("x", disallowed_special=value)
+    assert enc.encode("<|endoftext|>", disallowed_special=None) == enc.encode_ordinary("<|endoftext|>")
+
+
+def test_special_token_with_a_lone_surrogate_is_a_vocab_error() -> None:
+    with pytest.raises(errors.VocabError, match="lone surrogate"):  # was a bare UnicodeEncodeError
+        bpekit.Encoding("x", pat_str=r"\S+", mergeable_ranks=BYTES, special_tokens={"<\ud800>": 300})
