@@ -100,12 +100,38 @@ def _has_surrogates(text: str) -> bool:
     return False
 
 
+def _token_bytes(x: object, n: int) -> bytes:
+    """One side of merge ``n`` as bytes (``bytes(5)`` would be five NULs, a str has no encoding)."""
+    if isinstance(x, bytes | bytearray | memoryview):
+        return bytes(x)
+    raise InputTypeError(f"merge {n} must be a pair of bytes, got a {type(x).__name__} {x!r}")
+
+
+def _merge_pairs(merges: object) -> list[Pair]:
+    if isinstance(merges, str | bytes) or not isinstance(merges, Iterable):
+        raise InputTypeError(f"merges must be a list of (bytes, bytes) pairs, got {type(merges).__name__}")
+    pairs = []
+    for n, m in enumerate(merges):
+        if not isinstance(m, tuple | list) or len(m) != 2:
+            raise InputTypeError(f"merge {n} must be a pair of bytes, got {m!r}")
+        pairs.append((_token_bytes(m[0], n), _token_bytes(m[1], n)))
+    return pairs
+
+
 def _specials(special_tokens: Mapping[str, int] | Sequence[str], first_id: int) -> dict[str, int]:
     if isinstance(special_tokens, Mapping):
-        specials = {str(s): int(i) for s, i in special_tokens.items()}
+        for s, i in special_tokens.items():  # (a bytes key became "b'<|a|>'", an id 300.9 became 300)
+            if not isinstance(s, str) or not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32:
+                raise VocabError(f"special_tokens must map str -> int in 0..2**32, got {s!r}: {i!r}")
+        specials = dict(special_tokens)
+    elif isinstance(special_tokens, str):
+        raise VocabError("special_tokens must be a sequence of strings, not one string")
+    elif not isinstance(special_tokens, Iterable):
+        raise VocabError(f"special_tokens must be a sequence of strings or a dict, not a {type(special_tokens).__name__}")
     else:
-        if isinstance(special_tokens, str):
-            raise VocabError("special_tokens must be a sequence of strings, not one string")
+        special_tokens = list(special_tokens)
+        if not all(isinstance(s, str) for s in special_tokens):
+            raise VocabError(f"special tokens must be strings, got {special_tokens!r}")
         specials = {s: first_id + i for i, s in enumerate(special_tokens)}
         if len(specials) != len(special_tokens):
             raise VocabError(f"special tokens must be distinct: {list(special_tokens)!r}")
@@ -164,7 +190,7 @@ class Tokenizer:
                 raise UsageError("Tokenizer needs a model, or pattern= and merges= for a byte-level BPE")
             if not isinstance(pattern, str):
                 raise FormatError(f"pattern must be a str, got {type(pattern).__name__}")
-            pairs = [(bytes(a), bytes(b)) for a, b in merges]
+            pairs = _merge_pairs(merges)
             ranks = ranks_from_merges(pairs)
             self._rank_model(ranks, pairs, _specials(special_tokens, len(ranks)), pattern, "bpekit-trained",
                              pattern_name, dict(training or {}))

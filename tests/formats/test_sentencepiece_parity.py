@@ -124,6 +124,27 @@ def test_extra_options_match_sentencepiece(path: Path) -> None:
 
 
 @pytest.mark.skipif(not MODELS, reason="shared SentencePiece models not found")
+def test_odd_decode_and_encode_arguments() -> None:
+    from bpekit.errors import InputTypeError
+
+    np = pytest.importorskip("numpy")
+    tok, sp = ours(MODELS[0]), oracle(MODELS[0])
+    ids = tok.encode("Hello world")
+    # one id or one piece, as sentencepiece takes them (a str was read as a list of characters)
+    assert tok.decode(ids[1]) == sp.decode(ids[1])
+    assert tok.decode("\u2581Hello") == sp.decode("\u2581Hello")
+    assert tok.decode(np.array(ids, dtype=np.uint32)) == tok.decode(ids)  # numpy ids were refused
+    for bad in (b"hi", None, 1.5, [1.5], [[1]]):  # bytes were decoded as ids
+        with pytest.raises(InputTypeError):
+            tok.decode(bad)
+    for option in ("add_bos", "add_eos", "reverse", "emit_unk_piece"):  # reverse="no" reversed
+        with pytest.raises(InputTypeError, match=option):
+            tok.encode("Hello", **{option: "no"})
+    with pytest.raises(InputTypeError, match="seed"):
+        tok.encode("Hello", alpha=0.5, seed=[1])
+
+
+@pytest.mark.skipif(not MODELS, reason="shared SentencePiece models not found")
 @given(ids=st.lists(st.integers(0, 2999), max_size=24), index=st.integers(0, max(0, len(MODELS) - 1)))
 def test_ids_table_decodes_as_the_python_decoder(ids: list[int], index: int) -> None:
     """`decoder.ids_table` (Rust, src/py/decode.rs) against `decode_pieces` (Python) on any ids:

@@ -92,6 +92,16 @@ def test_damaged_bpekit_files(tmp_path: Path, trained: Tokenizer):
         Tokenizer(pattern="x", merges=[(b"ab", b"c")])
     with pytest.raises(VocabError):
         Tokenizer(pattern="x", merges=[], special_tokens={"<s>": 3})
+    # an int was bytes(n) (five NULs), a bytes special "b'<|a|>'", an id 300.9 was 300
+    from bpekit.errors import InputTypeError
+
+    for merges in ([(1, 1)], [("a", "b")], "ab", [(b"a", b"b", b"c")], [None], 5):
+        with pytest.raises(InputTypeError, match="merge"):
+            Tokenizer(pattern="x", merges=merges)
+    for specials in ({b"<|a|>": 300}, {"<|a|>": 300.9}, {"<|a|>": "300"}, {"<|a|>": 2**70}, None, [5]):
+        with pytest.raises(VocabError, match="special"):
+            Tokenizer(pattern="x", merges=[], special_tokens=specials)
+    assert Tokenizer(pattern="x", merges=[(b"a", bytearray(b"b"))], special_tokens={"<s>": 300}).special_tokens == {"<s>": 300}
 
 
 def test_hugging_face_export_encodes_identically(trained: Tokenizer, tmp_path: Path, sample_lines):

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from bpekit.errors import FormatError, UsageError
+from bpekit.errors import DataNotFoundError, FormatError, InputTypeError, UsageError
 
 HEAD_BYTES = 4096
 _JSON_KEY = re.compile(rb'\A\s*\{\s*"([A-Za-z_]+)"')
@@ -102,6 +102,10 @@ def _resolve(loader: str) -> Callable[..., Any]:
 
 def load_file(path: str | os.PathLike[str], *, format: str | None = None, **overrides: Any) -> Any:
     """A ``Tokenizer`` from ``path``, in ``format`` or the detected one."""
+    if not isinstance(path, str | os.PathLike):  # (a bytes path was sniffed, then read as a model)
+        raise InputTypeError(f"a tokenizer file's path must be a str or os.PathLike, got {type(path).__name__}")
+    if not os.path.exists(path):
+        raise DataNotFoundError(f"{os.fspath(path)}: no such file or directory")
     if format is None:
         row = detect(path)
     else:

@@ -9,11 +9,12 @@ has been written yet (with ``remove_extra_whitespaces``). The ``denormalizer_spe
 
 from __future__ import annotations
 
+import operator
 import weakref
 from collections.abc import Collection, Iterable
 
 from bpekit import _core
-from bpekit.errors import InvalidTokenError
+from bpekit.errors import InputTypeError, InvalidTokenError
 from bpekit.formats.sentencepiece.model import BYTE, CONTROL, UNKNOWN, SentencePieceModel
 from bpekit.formats.sentencepiece.normalizer import SPACE_SYMBOL
 
@@ -48,8 +49,10 @@ def decode_ids(model: SentencePieceModel, ids: Iterable[int]) -> str:
     pieces = model.pieces
     names: list[str] = []
     for i in ids:
-        if isinstance(i, bool) or not isinstance(i, int):
-            raise InvalidTokenError(f"token ids must be ints, got {type(i).__name__} {i!r}")
+        try:
+            i = operator.index(i)  # numpy ids too, as encode_to_numpy gives them
+        except TypeError:
+            raise InputTypeError(f"token ids must be ints, got {type(i).__name__} {i!r}") from None
         if not 0 <= i < len(pieces):
             raise InvalidTokenError(f"token id {i} is out of range (vocabulary size {len(pieces)})")
         names.append(pieces[i].piece)

@@ -184,11 +184,17 @@ class SentencePieceBPE:
         in parallel (``num_threads`` 0, or sentencepiece's default -1: one thread per core).
         """
         if type(text) is str and out_type is int and type(alpha) is float and alpha <= 0.0:
-            if not (add_bos or add_eos or reverse):
+            if add_bos is False and add_eos is False and reverse is False and emit_unk_piece.__class__ is bool:
                 try:
                     return self._core.encode(text)
                 except UnicodeEncodeError:
                     pass  # lone surrogates: the reference raises EncodeError below
+        for name, flag in (("add_bos", add_bos), ("add_eos", add_eos), ("reverse", reverse),
+                           ("emit_unk_piece", emit_unk_piece)):
+            if not isinstance(flag, bool):  # reverse="no" reversed the ids (sentencepiece: TypeError)
+                raise InputTypeError(f"{name} must be True or False, not {flag!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise InputTypeError(f"seed must be an int or None, not {seed!r}")
         options = {
             "add_bos": add_bos,
             "add_eos": add_eos,
@@ -251,7 +257,12 @@ class SentencePieceBPE:
             return self._bpe.encode(self._normalizer.normalize(text))[1]
 
     def decode(self, tokens: Iterable[int] | Iterable[str]) -> str:
-        """The text of a list of ids, or of a list of pieces (like sentencepiece's ``decode``)."""
+        """The text of a list of ids, or of a list of pieces (like sentencepiece's ``decode``,
+        which also takes one id or one piece)."""
+        if isinstance(tokens, int | str):
+            tokens = [tokens]  # type: ignore[list-item]
+        elif isinstance(tokens, bytes | bytearray) or not isinstance(tokens, Iterable):
+            raise InputTypeError(f"decode takes ids or pieces, not {type(tokens).__name__}")
         items: list[Any] = list(tokens)
         if items and isinstance(items[0], str):
             return decode_pieces(self.model, items)
