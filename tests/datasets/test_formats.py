@@ -136,3 +136,87 @@ def test_real_corpus_matches_tiktoken(tmp_path, data_dir) -> None:
     got = np.concatenate([np.fromfile(out / s["files"][0]["name"], dtype="<u4") for s in m["shards"]])
     assert m["settings"]["dtype"] == "uint32" and len(m["shards"]) > 1
     assert got.tolist() == expect
+
+
+def test_read_shard_checks_format_dtype_and_size(tmp_path, h, docs, encoding, tokenizer_file) -> None:
+    """read_shard refuses what it cannot read right, with typed errors: an unknown format or a
+    dtype bpekit does not write, a dtype the file itself contradicts, a size that is not whole ids,
+    a missing file (it once read "xyz" as bin, float32 as garbage, uint16 ids as uint32)."""
+    from bpekit.datasets import read_shard
+    from bpekit.errors import DataNotFoundError, FormatError, InputTypeError, UsageError
+
+    src = h.write_jsonl(tmp_path / "in.jsonl", docs[:20])
+    expect = h.expected_stream(encoding, docs[:20])
+    outs = {fmt: tmp_path / fmt for fmt in ("bin", "llmc", "megatron")}
+    for fmt, out in outs.items():
+        m = tokenize([src], out, tokenizer_file, format=fmt, show_progress=False)
+        assert m["settings"]["dtype"] == "uint16" and len(m["shards"]) == 1
+    binary, llmc, mega = (str(out / "shard_000000.bin") for out in outs.values())
+    for path, fmt in ((binary, "bin"), (llmc, "llmc"), (mega, "megatron")):
+        got = read_shard(path, fmt, "uint16")
+        assert got.tolist() == expect and not got.flags.writeable
+    assert read_shard(outs["bin"] / "shard_000000.bin", "bin", np.uint16).tolist() == expect
+    with pytest.raises(UsageError, match=r"unknown shard format 'xyz' \(choose from bin, llmc, megatron\)"):
+        read_shard(binary, "xyz", "uint16")
+    for dtype in ("float32", None, "int64", "auto", 2):
+        with pytest.raises(InputTypeError, match="dtype must be one of uint16, uint32, int32"):
+            read_shard(binary, "bin", dtype)
+    with pytest.raises(FormatError, match=r"the shard holds uint16 ids \(its llm.c header says\), not uint32"):
+        read_shard(llmc, "llmc", "uint32")
+    with pytest.raises(FormatError, match=r"the shard holds uint16 ids \(its .idx says\), not int32"):
+        read_shard(mega, "megatron", "int32")
+    three = tmp_path / "three.bin"  # three uint16 ids read as uint32 (a bin file records no dtype)
+    three.write_bytes(np.arange(3, dtype="<u2").tobytes())
+    with pytest.raises(FormatError, match="6 bytes of ids, not a whole number of uint32"):
+        read_shard(three, "bin", "uint32")
+    with pytest.raises(DataNotFoundError, match="shard not found: .*missing.bin"):
+        read_shard(tmp_path / "missing.bin", "bin", "uint16")
+    with pytest.raises(InputTypeError, match="got NoneType"):
+        read_shard(None, "bin", "uint16")
+    odd = tmp_path / "odd.bin"
+    odd.write_bytes(b"\x01\x00\x02")
+    with pytest.raises(FormatError, match="3 bytes of ids, not a whole number of uint16"):
+        read_shard(odd, "bin", "uint16")
+    empty = tmp_path / "empty.bin"
+    empty.write_bytes(b"")
+    assert read_shard(empty, "bin", "uint16").tolist() == []
+    with pytest.raises(FormatError, match="shorter than the 1024-byte llm.c header"):
+        read_shard(empty, "llmc", "uint16")
+    (tmp_path / "alone.bin").write_bytes(b"\x01\x00")
+    with pytest.raises(DataNotFoundError, match="Megatron index of the shard is missing"):
+        read_shard(tmp_path / "alone.bin", "megatron", "uint16")
+
+
+@pytest.mark.parametrize(
+    "header, body, message",
+    [
+        ((20240520, 1, 10**6), [1], "the llm.c header declares 1,000,000 tokens, the file holds 1"),
+        ((20240520, 1, 0), [1, 2], "the llm.c header declares 0 tokens, the file holds 2"),
+        ((12345, 1, 1), [1], "not an llm.c shard"),
+        ((20240520, 7, 1), [1], "llm.c header version 7, expected 1"),
+    ],
+)
+def test_read_shard_checks_the_llmc_header(tmp_path, header, body, message) -> None:
+    from bpekit.datasets import read_shard
+    from bpekit.errors import FormatError
+
+    data = np.zeros(256, dtype="<i4")
+    data[:3] = header
+    path = tmp_path / "s.bin"
+    path.write_bytes(data.tobytes() + np.array(body, dtype="<u2").tobytes())
+    with pytest.raises(FormatError, match=message):
+        read_shard(path, "llmc", "uint16")
+
+
+def test_read_shard_checks_the_megatron_index(tmp_path) -> None:
+    from bpekit.datasets import read_shard
+    from bpekit.datasets.formats import megatron_index
+    from bpekit.errors import FormatError
+
+    (tmp_path / "s.bin").write_bytes(np.arange(5, dtype="<u2").tobytes())
+    (tmp_path / "s.idx").write_bytes(megatron_index("uint16", np.array([2, 2])))
+    with pytest.raises(FormatError, match=r"the .idx declares 4 tokens, the file holds 5"):
+        read_shard(tmp_path / "s.bin", "megatron", "uint16")
+    (tmp_path / "s.idx").write_bytes(b"not an index at all, but long enough to have a header")
+    with pytest.raises(FormatError, match="not a Megatron index"):
+        read_shard(tmp_path / "s.bin", "megatron", "uint16")

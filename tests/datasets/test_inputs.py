@@ -7,8 +7,8 @@ import gzip
 import json
 
 import pytest
-from bpekit.datasets import tokenize
-from bpekit.errors import DataNotFoundError, FormatError, UsageError
+from bpekit.datasets import read_manifest, tokenize
+from bpekit.errors import DataNotFoundError, FormatError, InputTypeError, UsageError
 
 
 def run(src, out, tok, **kw):
@@ -99,3 +99,50 @@ def test_lone_surrogates_are_replaced_as_in_encode(tmp_path, h, encoding, tokeni
     run([path], tmp_path / "out", tokenizer_file)
     assert h.read_all(tmp_path / "out") == h.expected_stream(encoding, ["bad \ud800 half", "pair \U0001f600 ok"])
     assert encoding.decode(h.read_all(tmp_path / "out")).startswith("bad \ufffd half")
+
+
+def test_bad_argument_types(tmp_path, h, encoding, tokenizer_file) -> None:
+    """Arguments of the wrong type are InputTypeErrors naming the argument, before any work: an int
+    input (once a bare TypeError), a bytes path (once iterated as ints), output=None, bos="no"
+    (once taken as true), threads=2**70 (once an OverflowError from the core)."""
+    src = h.write_jsonl(tmp_path / "in.jsonl", ["a b c", "d e"])
+    with pytest.raises(InputTypeError, match="inputs must be a path or an iterable of paths, got int"):
+        run(5, tmp_path / "o", tokenizer_file)
+    with pytest.raises(InputTypeError, match="an input must be a path .* got NoneType"):
+        run([src, None], tmp_path / "o", tokenizer_file)
+    with pytest.raises(UsageError, match="an input path is empty"):
+        run("", tmp_path / "o", tokenizer_file)  # not the current directory
+    with pytest.raises(InputTypeError, match="hf_dataset must be a path .* got int"):
+        run([], tmp_path / "o", tokenizer_file, hf_dataset=5)
+    with pytest.raises(InputTypeError, match="output must be a directory path .* got NoneType"):
+        run([src], None, tokenizer_file)
+    with pytest.raises(UsageError, match="the output directory path is empty"):
+        run([src], "", tokenizer_file)
+    for flag in ("bos", "eos", "lines", "show_progress"):
+        with pytest.raises(InputTypeError, match=f"{flag} must be True or False, got 'no'"):
+            tokenize([src], tmp_path / "o", tokenizer_file, **{"show_progress": False, flag: "no"})
+    with pytest.raises(InputTypeError, match="eos_token must be a str"):
+        run([src], tmp_path / "o", tokenizer_file, eos_token=0)
+    with pytest.raises(UsageError, match="'' is not a special token"):  # once read as no BOS at all
+        run([src], tmp_path / "o", tokenizer_file, bos_token="")
+    for threads in (2**70, 4097, -1, 2.0, True, "2"):
+        with pytest.raises(InputTypeError, match="threads must be an int from 0 to 4096"):
+            run([src], tmp_path / "o", tokenizer_file, threads=threads)
+    assert not (tmp_path / "o").exists()
+    # a bytes path is a path, alone or in a list
+    for i, inputs in enumerate((bytes(src), [bytes(src)])):
+        run(inputs, bytes(tmp_path / f"ok{i}"), tokenizer_file)
+        assert h.read_all(tmp_path / f"ok{i}") == h.expected_stream(encoding, ["a b c", "d e"])
+        assert read_manifest(tmp_path / f"ok{i}")["inputs"][0]["path"] == str(src)
+
+
+def test_read_manifest_errors(tmp_path) -> None:
+    with pytest.raises(DataNotFoundError, match="manifest not found: .*nonexist"):
+        read_manifest(tmp_path / "nonexist")
+    with pytest.raises(DataNotFoundError, match="manifest.json"):
+        read_manifest(tmp_path)  # a directory without one
+    with pytest.raises(InputTypeError, match="got NoneType"):
+        read_manifest(None)
+    (tmp_path / "manifest.json").write_text("{")
+    with pytest.raises(FormatError, match="is not JSON"):
+        read_manifest(tmp_path)

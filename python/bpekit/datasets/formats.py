@@ -15,12 +15,15 @@ sequence byte offsets into ``.bin``, ``int64`` document indices ``[0, 1, ..., n]
 
 from __future__ import annotations
 
+import os
 import struct
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from bpekit.errors import FormatError, UsageError
+from bpekit.errors import DataNotFoundError, FormatError, InputTypeError, UsageError
 
 FORMATS = ("bin", "llmc", "megatron")
 DTYPES = ("auto", "uint16", "uint32", "int32")
@@ -86,7 +89,66 @@ def megatron_index(dtype: str, lengths: npt.NDArray[np.integer]) -> bytes:
     return header + lens.tobytes() + pointers.tobytes() + np.arange(n + 1, dtype="<i8").tobytes()
 
 
-def read_shard(path: str, fmt: str, dtype: str) -> npt.NDArray[np.integer]:
-    """The token ids of a shard's ``.bin`` file (a read-only memory map)."""
-    offset = LLMC_HEADER_INTS * 4 if fmt == "llmc" else 0
-    return np.memmap(path, dtype=np.dtype(dtype).newbyteorder("<"), mode="r", offset=offset)
+def read_shard(path: str | os.PathLike[str], fmt: str, dtype: Any) -> npt.NDArray[np.integer]:
+    """The token ids of a shard's ``.bin`` file (a read-only memory map), checked against its
+    format: ``dtype`` must be one bpekit writes (``uint16``, ``uint32``, ``int32``) and agree with
+    the dtype the llm.c header or the Megatron ``.idx`` beside the file records; the header's
+    magic, version and token count (the ``.idx``'s for Megatron) must match the file's size."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise InputTypeError(f"path must be a path (str or os.PathLike), got {type(path).__name__}")
+    if not isinstance(fmt, str) or fmt not in FORMATS:
+        raise UsageError(f"unknown shard format {fmt!r} (choose from {', '.join(FORMATS)})")
+    try:
+        name = np.dtype(dtype).name if isinstance(dtype, (str, type, np.dtype)) else ""
+    except TypeError:
+        name = ""
+    if name not in ALLOWED["bin"]:
+        raise InputTypeError(f"dtype must be one of {', '.join(ALLOWED['bin'])} (the dtypes bpekit writes), got {dtype!r}")
+    path = Path(os.fsdecode(path))
+    if not path.is_file():
+        raise DataNotFoundError(f"shard not found: {str(path)!r}" + (" (a directory, not a file)" if path.is_dir() else ""))
+    size = path.stat().st_size
+    offset, kind, count = 0, name, -1  # what the llm.c header or the .idx records (bin: nothing)
+    if fmt == "llmc":
+        offset = LLMC_HEADER_INTS * 4
+        if size < offset:
+            raise FormatError(f"{path}: {size} bytes, shorter than the {offset}-byte llm.c header")
+        magic, version, count = np.fromfile(path, dtype="<i4", count=3).tolist()
+        kind = next((d for d, (m, _) in LLMC_HEADERS.items() if m == magic), "")
+        if not kind:
+            raise FormatError(f"{path}: not an llm.c shard (magic {magic}, expected 20240520 or 20240801)")
+        if version != LLMC_HEADERS[kind][1]:
+            raise FormatError(f"{path}: llm.c header version {version}, expected {LLMC_HEADERS[kind][1]} for magic {magic}")
+    elif fmt == "megatron":
+        kind, count = _megatron_index(path.with_suffix(".idx"))
+    where = "llm.c header" if fmt == "llmc" else ".idx"
+    if kind != name:
+        raise FormatError(f"{path}: the shard holds {kind} ids (its {where} says), not {name}")
+    width = np.dtype(name).itemsize
+    if (size - offset) % width:
+        raise FormatError(f"{path}: {size - offset} bytes of ids, not a whole number of {name} ({width} bytes each)")
+    if fmt != "bin" and count != (size - offset) // width:
+        raise FormatError(f"{path}: the {where} declares {count:,} tokens, the file holds {(size - offset) // width:,}")
+    ltype = np.dtype(name).newbyteorder("<")
+    if size == offset:  # an empty file cannot be memory-mapped
+        empty = np.zeros(0, dtype=ltype)
+        empty.flags.writeable = False
+        return empty
+    return np.memmap(path, dtype=ltype, mode="r", offset=offset)
+
+
+def _megatron_index(idx: Path) -> tuple[str, int]:
+    """The dtype and the token count that a Megatron ``.idx`` records (its header checked)."""
+    if not idx.is_file():
+        raise DataNotFoundError(f"the Megatron index of the shard is missing: {str(idx)!r}")
+    data = idx.read_bytes()
+    if len(data) < 34 or data[:9] != MEGATRON_MAGIC:
+        raise FormatError(f"{idx}: not a Megatron index (no MMIDIDX header)")
+    (version,) = struct.unpack_from("<Q", data, 9)
+    if version != MEGATRON_VERSION:
+        raise FormatError(f"{idx}: Megatron index version {version}, expected {MEGATRON_VERSION}")
+    code, n = data[17], struct.unpack_from("<Q", data, 18)[0]
+    kind = next((d for d, c in MEGATRON_CODES.items() if c == code), f"code {code}")
+    if len(data) < 34 + 4 * n:
+        raise FormatError(f"{idx}: truncated ({len(data)} bytes for {n:,} sequences)")
+    return kind, int(np.frombuffer(data, dtype="<i4", count=n, offset=34).sum(dtype=np.int64))

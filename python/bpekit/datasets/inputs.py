@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from bpekit.errors import DataNotFoundError, FormatError, UsageError
+from bpekit.errors import DataNotFoundError, FormatError, InputTypeError, UsageError
 from bpekit.train.sources import (
     BATCH_BYTES,
     BATCH_DOCS,
@@ -59,22 +59,32 @@ def file_kind(path: Path, lines: bool) -> str:
 
 
 def resolve_sources(
-    inputs: Sequence[str | os.PathLike[str]], *, lines: bool = False, hf_dataset: str | None = None, split: str = "train"
+    inputs: Any, *, lines: bool = False, hf_dataset: str | None = None, split: str = "train"
 ) -> list[Source]:
-    """The inputs expanded to files (in order), plus the Hugging Face dataset if one is named."""
-    if isinstance(inputs, (str, os.PathLike)):
+    """The inputs expanded to files (in order), plus the Hugging Face dataset if one is named.
+    ``inputs`` is a path (``str``, ``bytes`` or ``os.PathLike``) or an iterable of them."""
+    if isinstance(inputs, (str, bytes, os.PathLike)):
         inputs = [inputs]
+    try:
+        items = list(inputs)
+    except TypeError:
+        raise InputTypeError(f"inputs must be a path or an iterable of paths, got {type(inputs).__name__}") from None
     out: list[Source] = []
-    for item in inputs:
-        if not isinstance(item, (str, os.PathLike)):
-            raise UsageError(f"an input must be a path, got {type(item).__name__}")
+    for item in items:
+        if not isinstance(item, (str, bytes, os.PathLike)):
+            raise InputTypeError(f"an input must be a path (str or os.PathLike), got {type(item).__name__}")
+        item = os.fsdecode(item)
+        if not item:
+            raise UsageError("an input path is empty")
         try:
             files = expand_path(item)
         except DataNotFoundError:
-            raise DataNotFoundError(f"input not found (or an empty directory or glob): {os.fspath(item)!r}") from None
+            raise DataNotFoundError(f"input not found (or an empty directory or glob): {item!r}") from None
         for path in files:
             out.append(Source(str(path), file_kind(path, lines), path.stat().st_size))
     if hf_dataset is not None:
+        if not isinstance(hf_dataset, (str, os.PathLike)):
+            raise InputTypeError(f"hf_dataset must be a path (str or os.PathLike), got {type(hf_dataset).__name__}")
         ds = load_hf_dataset(hf_dataset, split)
         size = sum(os.path.getsize(f["filename"]) for f in ds.cache_files if os.path.exists(f["filename"]))
         out.append(Source(str(hf_dataset), "hf", size, split))

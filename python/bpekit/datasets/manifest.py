@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from bpekit.atomicfile import atomic_write
-from bpekit.errors import FormatError, UsageError
+from bpekit.errors import DataNotFoundError, FormatError, InputTypeError, UsageError
 
 NAME = "manifest.json"
 FORMAT = "bpekit-tokenized"
@@ -42,11 +43,15 @@ def save(out_dir: Path, manifest: dict[str, Any]) -> None:
     atomic_write(out_dir / NAME, (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode())
 
 
-def load(path: str | Path) -> dict[str, Any]:
+def load(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A manifest from a file (or from the output directory that holds it)."""
-    path = Path(path)
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise InputTypeError(f"a manifest path must be a path (str or os.PathLike), got {type(path).__name__}")
+    path = Path(os.fsdecode(path))
     if path.is_dir():
         path = path / NAME
+    if not path.is_file():
+        raise DataNotFoundError(f"manifest not found: {str(path)!r}")
     try:
         doc = json.loads(path.read_bytes())
     except ValueError as exc:

@@ -21,11 +21,12 @@ from bpekit.datasets.plan import DEFAULT_SHARD_SIZE, Plan, make_plan
 from bpekit.datasets.progress import TokenizeBar, Tracker
 from bpekit.datasets.writer import ShardWriter
 from bpekit.encoding import Encoding
-from bpekit.errors import UsageError
+from bpekit.errors import InputTypeError, UsageError
 from bpekit.tokenizer import FLAT, Tokenizer
 from bpekit.train.sources import prefetched
 
 ENGINES = ("local", "ray")
+MAX_THREADS = 4096  # a larger count is a mistake, not a machine (the core starts an OS thread for each)
 
 
 def text_bytes(docs: list[str]) -> int:
@@ -83,16 +84,27 @@ def tokenize(
     continues where it stopped. See docs/datasets.md."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r} (choose local or ray)")
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
-        raise UsageError(f"threads must be an integer >= 0 (0 = every core), got {threads!r}")
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 0 <= threads <= MAX_THREADS:
+        raise InputTypeError(f"threads must be an int from 0 to {MAX_THREADS} (0 = every core), got {threads!r}")
+    for name, flag in (("bos", bos), ("eos", eos), ("lines", lines), ("show_progress", show_progress)):
+        if not isinstance(flag, bool):
+            raise InputTypeError(f"{name} must be True or False, got {flag!r}")
+    for name, token in (("bos_token", bos_token), ("eos_token", eos_token)):
+        if token is not None and not isinstance(token, str):
+            raise InputTypeError(f"{name} must be a str (a special token) or None, got {type(token).__name__}")
+    if not isinstance(output, (str, bytes, os.PathLike)):
+        raise InputTypeError(f"output must be a directory path (str or os.PathLike), got {type(output).__name__}")
+    out = os.fsdecode(output)
+    if not out:
+        raise UsageError("the output directory path is empty")
     plan = make_plan(
         inputs, tokenizer, fmt=format, dtype=dtype, shard_size=shard_size, bos=bos, eos=eos,
         bos_token=bos_token, eos_token=eos_token, field=field, column=column, lines=lines,
         hf_dataset=hf_dataset, split=split,
     )  # fmt: skip
-    out_dir = Path(output)
+    out_dir = Path(out)
     if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"the output {os.fspath(output)!r} is a file; give a directory")
+        raise UsageError(f"the output {out!r} is a file; give a directory")
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = manifest_file.resume(out_dir, plan.manifest)
     if manifest["complete"]:

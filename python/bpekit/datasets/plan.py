@@ -117,9 +117,9 @@ def make_plan(
     enc, description = load_tokenizer(tokenizer)
     chosen = choose_dtype(fmt, dtype, enc.n_vocab)
     label = description["name"]
-    bos_id = special_id(enc, bos_token, BOS_NAMES, "BOS", label) if bos or bos_token else None
-    eos_id = special_id(enc, eos_token, EOS_NAMES, "EOS", label) if eos or eos_token else None
-    sources = resolve_sources(inputs or [], lines=lines, hf_dataset=hf_dataset, split=split)
+    bos_id = special_id(enc, bos_token, BOS_NAMES, "BOS", label) if bos or bos_token is not None else None
+    eos_id = special_id(enc, eos_token, EOS_NAMES, "EOS", label) if eos or eos_token is not None else None
+    sources = resolve_sources([] if inputs is None else inputs, lines=lines, hf_dataset=hf_dataset, split=split)
     settings = {
         "format": fmt,
         "dtype": chosen,
