@@ -59,3 +59,8 @@ def test_html_escapes_and_shows_ids(tiny):
 def test_bad_text(tiny):
     with pytest.raises(InputTypeError, match="text must be a str"):
         spans(tiny, b"bytes")  # type: ignore[arg-type]
+
+
+def test_bad_sep(tiny):
+    with pytest.raises(InputTypeError, match="sep must be a str"):
+        plain(tiny, "ab", sep=None)  # type: ignore[arg-type]

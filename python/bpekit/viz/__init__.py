@@ -7,7 +7,9 @@
 * :func:`write_report`, which puts them together in a folder.
 
 Every function takes a tokenizer as an encoding name, a file path, an ``Encoding`` or a
-``Tokenizer``.
+``Tokenizer`` (where a list of them is expected, one is a list of one). Pipeline tokenizers
+(``tokenizer.json``, GGUF, SentencePiece) are drawn too, except the merge forest and the training
+curve, which need a byte-level rank model.
 """
 
 from __future__ import annotations

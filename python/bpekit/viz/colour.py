@@ -28,20 +28,20 @@ class Span:
 
 def spans(tokenizer: object, text: str) -> list[Span]:
     """``text`` cut where its tokens start and end, at character boundaries (special tokens are
-    encoded as special tokens)."""
+    encoded as special tokens). A pipeline tokenizer's spans spell its tokens, so a normalizer's
+    changes show (a SentencePiece model's leading space, NFKC)."""
     if not isinstance(text, str):
         raise InputTypeError(f"text must be a str, got {type(text).__name__}")
     model = as_model(tokenizer)
-    enc = model.encoding
-    ids = enc.encode(text, allowed_special="all")
+    specials = model.special_ids
     out: list[Span] = []
     pending: list[int] = []
     buf = b""
-    for token_id in ids:
-        data = enc.decode_single_token_bytes(token_id)
+    for token_id in model.encode(text):
+        data = model.token_bytes(token_id)
         pending.append(token_id)
         buf += data
-        if enc.is_special_token(token_id):
+        if token_id in specials:
             out.append(Span(buf.decode("utf-8", "replace"), tuple(pending), buf, special=True))
         elif _complete(buf):
             out.append(Span(buf.decode("utf-8"), tuple(pending), buf))
@@ -75,6 +75,8 @@ def ansi(tokenizer: object, text: str) -> str:
 
 def plain(tokenizer: object, text: str, sep: str = "|") -> str:
     """``text`` with ``sep`` between tokens (for pipes and files, where colours do not show)."""
+    if not isinstance(sep, str):
+        raise InputTypeError(f"sep must be a str, got {type(sep).__name__}")
     return sep.join(s.text for s in spans(tokenizer, text))
 
 

@@ -29,7 +29,7 @@ def show(token: bytes) -> str:
 def merge_counts(model: Model) -> list[int] | None:
     """The count of each merge's pair at training time, when the tokenizer recorded it."""
     tok = model.tokenizer
-    if tok is None:
+    if tok is None or model.encoding is None:
         return None
     counts = tok.training.get("merge_counts")
     if isinstance(counts, list) and len(counts) == len(tok.merges) and all(isinstance(c, int) for c in counts):
@@ -57,6 +57,7 @@ def merges_of(model: Model) -> list[Pair]:
 def forest_data(tokenizer: object) -> dict[str, Any]:
     """What the page draws: per id, the token text, its parents, merge index and count."""
     model = as_model(tokenizer)
+    model.need_ranks("the merge forest")
     ranks = model.ranks
     n = max(ranks.values()) + 1
     tok: list[str | None] = [None] * n

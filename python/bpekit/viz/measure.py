@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bpekit.viz.models import Model
+from bpekit.errors import InputTypeError
+from bpekit.viz.models import as_models, check_texts
 
 
 @dataclass(frozen=True)
@@ -43,20 +44,35 @@ def _round(v: float) -> float | None:
     return None if v != v else round(v, 4)
 
 
-def measure(models: Sequence[Model], texts: Mapping[str, str]) -> list[Measure]:
-    """Every model on every text, in (model, text) order."""
+def measure(models: object, texts: Mapping[str, str]) -> list[Measure]:
+    """Every model on every text (``{label: text}``), in (model, text) order; ``models`` is a
+    list of tokenizers (each a name, a file, an ``Encoding``, a ``Tokenizer`` or a ``Model``) or
+    one tokenizer."""
+    texts = check_texts(texts)
     labels = list(texts)
     docs = [texts[k] for k in labels]
     sizes = [len(t.encode("utf-8", "surrogatepass")) for t in docs]
     words = [len(t.split()) for t in docs]
     out = []
-    for model in models:
-        counts = [len(ids) for ids in model.encoding.encode_ordinary_batch(docs, num_threads=0)]
+    for model in as_models(models):
+        counts = model.counts(docs)
         out += [
             Measure(model.label, label, n, size, len(doc), w)
             for label, n, size, doc, w in zip(labels, counts, sizes, docs, words, strict=True)
         ]
     return out
+
+
+def check_rows(rows: object) -> list[Measure]:
+    """``rows`` as a list, or an ``InputTypeError`` unless it is a list of :class:`Measure`."""
+    if isinstance(rows, Measure):
+        return [rows]
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
+        raise InputTypeError(f"expected a list of Measure (what measure() returns), got {type(rows).__name__}")
+    for r in rows:
+        if not isinstance(r, Measure):
+            raise InputTypeError(f"expected a list of Measure (what measure() returns), got a {type(r).__name__} in it")
+    return list(rows)
 
 
 def totals(rows: Sequence[Measure]) -> list[Measure]:
@@ -107,6 +123,7 @@ def compact_table(rows: Sequence[Measure]) -> tuple[list[str], list[list[str]]]:
 
 def format_table(rows: Sequence[Measure], *, compact: bool = False) -> str:
     """:func:`table` (or :func:`compact_table`) as aligned plain text."""
+    rows = check_rows(rows)
     header, body = compact_table(rows) if compact else table(rows)
     widths = [max(len(x) for x in col) for col in zip(header, *body, strict=True)]
     lines = []

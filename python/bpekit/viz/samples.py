@@ -14,9 +14,19 @@ import re
 import sysconfig
 from pathlib import Path
 
-from bpekit.errors import DataNotFoundError
+from bpekit.errors import DataNotFoundError, InputTypeError, UsageError
 
 SKIP_DIRS = {"site-packages", "test", "tests", "idlelib", "__pycache__", "lib2to3", "turtledemo"}
+MIN_SLICE = 80  # bytes: a sample smaller than slices × this is read in fewer (longer) runs
+
+
+def check_count(name: str, value: object, low: int = 1) -> int:
+    """``value`` as an int >= ``low``, else an ``InputTypeError`` (not an int) or ``UsageError``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputTypeError(f"{name} must be an int >= {low}, got {type(value).__name__}")
+    if value < low:
+        raise UsageError(f"{name} must be an int >= {low}, got {value}")
+    return value
 
 
 def language_of(path: Path) -> str:
@@ -31,10 +41,12 @@ def language_of(path: Path) -> str:
 
 
 def read_slices(path: Path, sample_bytes: int, slices: int = 8) -> str:
-    """About ``sample_bytes`` of ``path`` in ``slices`` evenly spaced runs of whole lines."""
+    """About ``sample_bytes`` of ``path`` in ``slices`` evenly spaced runs of whole lines (fewer
+    runs when each would be under ``MIN_SLICE`` bytes; a run with no line break is cut at bytes)."""
     size = path.stat().st_size
     if size <= sample_bytes:
         return path.read_text(encoding="utf-8", errors="replace")
+    slices = max(1, min(slices, sample_bytes // MIN_SLICE))
     each = sample_bytes // slices
     parts = []
     with path.open("rb") as f:
@@ -48,7 +60,11 @@ def read_slices(path: Path, sample_bytes: int, slices: int = 8) -> str:
 
 
 def corpus_samples(root: str | os.PathLike[str], sample_bytes: int = 16_000) -> dict[str, str]:
-    """``{language label: text}`` for every text file under ``root`` (sorted by label)."""
+    """``{language label: text}`` for every text file under ``root`` (sorted by label), about
+    ``sample_bytes`` (an int >= 1) of each."""
+    if not isinstance(root, (str, os.PathLike)):
+        raise InputTypeError(f"root must be a path to a corpora folder, got {type(root).__name__}")
+    check_count("sample_bytes", sample_bytes)
     base = Path(root)
     if not base.is_dir():
         raise DataNotFoundError(f"corpora folder {base} not found")
@@ -80,7 +96,9 @@ def stdlib_sample(code_bytes: int, *, heldout_every: int = 5) -> tuple[list[str]
     """(training documents, held-out texts) from the standard library, the same on every run of
     one interpreter: evenly spaced ``.py`` files (sorted by path) up to ``code_bytes``, plus up to
     half as much of the topics of ``pydoc_data``; one file or chunk in ``heldout_every`` is kept
-    aside."""
+    aside (``heldout_every`` >= 2)."""
+    check_count("code_bytes", code_bytes)
+    check_count("heldout_every", heldout_every, 2)
     root = stdlib_dir()
     files = sorted(_python_files(root))
     if not files:
