@@ -14,6 +14,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Outputs up to this many ids are copied into an array numpy allocates; longer ones are handed
 /// over without a copy (the `Vec` becomes the array's memory). Numbers in src/PERFORMANCE.md,
@@ -22,12 +23,26 @@ const COPY_IDS_BELOW: usize = 1 << 16;
 
 /// `ids` as a numpy `uint32` array: copied when short (one allocation, no owner object; `ids`
 /// is left as it is, to be reused), moved when long (no copy; `ids` is left empty).
-pub(super) fn ids_array<'py>(py: Python<'py>, ids: &mut Vec<Rank>) -> Bound<'py, PyArray1<Rank>> {
-    if ids.len() < COPY_IDS_BELOW {
+pub(super) fn ids_array<'py>(py: Python<'py>, ids: &mut Vec<Rank>) -> PyResult<Bound<'py, PyArray1<Rank>>> {
+    numpy_ready(py)?;
+    Ok(if ids.len() < COPY_IDS_BELOW {
         PyArray1::from_slice(py, ids)
     } else {
         std::mem::take(ids).into_pyarray(py)
+    })
+}
+
+/// Imports numpy, the first time, as a Python call that can fail. The `numpy` crate fetches
+/// numpy's C API on its first array and panics if that fails: a Ctrl-C while numpy was being
+/// imported there (`bpekit tokenize`, session 29) crossed into Python as a `PanicException` with
+/// a Rust backtrace. Once numpy is imported, fetching the API runs no Python code to interrupt.
+pub(super) fn numpy_ready(py: Python<'_>) -> PyResult<()> {
+    static READY: AtomicBool = AtomicBool::new(false);
+    if !READY.load(Ordering::Relaxed) {
+        py.import("numpy")?;
+        READY.store(true, Ordering::Relaxed);
     }
+    Ok(())
 }
 
 
@@ -162,7 +177,7 @@ impl CoreBPE {
     pub(super) fn numpy_call<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, policy: &Policy) -> PyResult<Bound<'py, PyArray1<Rank>>> {
         let text = text_arg(text)?;
         let mut ids = self.spare_ids(py, &text, policy)?;
-        Ok(ids_array(py, &mut ids))
+        ids_array(py, &mut ids)
     }
 
     /// The encoder (for the bound calls of `bound.rs`).
@@ -336,6 +351,7 @@ impl CoreBPE {
     fn encode_to_numpy<'py>(&self, py: Python<'py>, text: &str, allowed_special: Option<Vec<String>>) -> PyResult<Bound<'py, PyArray1<Rank>>> {
         let mask = self.allowed(allowed_special);
         let v = run(py, || self.core.encode(text, &mask).map(|r| r.0))?;
+        numpy_ready(py)?;
         Ok(v.into_pyarray(py))
     }
 

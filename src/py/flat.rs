@@ -91,10 +91,11 @@ fn assemble(py: Python<'_>, n: usize, mut ok: Vec<Part>) -> PyResult<FlatBatch<'
         offsets.extend(part.ends.iter().map(|e| base + e));
         base += part.ids.len() as i64;
     }
+    super::encoder::numpy_ready(py)?;
     let offsets = PyArray1::from_vec(py, offsets);
     if ok.len() == 1 {
         let mut part = ok.pop().expect("one part");
-        return Ok((ids_array(py, &mut part.ids), offsets));
+        return Ok((ids_array(py, &mut part.ids)?, offsets));
     }
     let flat = PyArray1::<Rank>::zeros(py, base as usize, false);
     {

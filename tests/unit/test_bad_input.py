@@ -362,3 +362,30 @@ def test_huge_budgets_and_non_collections() -> None:
 def test_special_token_with_a_lone_surrogate_is_a_vocab_error() -> None:
     with pytest.raises(errors.VocabError, match="lone surrogate"):  # was a bare UnicodeEncodeError
         bpekit.Encoding("x", pat_str=r"\S+", mergeable_ranks=BYTES, special_tokens={"<\ud800>": 300})
+
+
+def test_an_interrupted_numpy_import_is_an_exception_not_a_panic() -> None:
+    # Ctrl-C while the first numpy output imported numpy (`bpekit tokenize`): the numpy crate
+    # panicked fetching numpy's C API, a PanicException with a Rust backtrace
+    import subprocess
+    import sys
+
+    script = """
+import sys, bpekit
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, Interrupt())
+enc = bpekit.get_encoding("cl100k_base")
+for call in (lambda: enc.encode_to_numpy("hi"), lambda: enc.encode_batch_to_numpy(["hi", "yo"])):
+    try:
+        call()
+    except KeyboardInterrupt:
+        print("interrupted")
+sys.meta_path.pop(0)
+print(enc.encode_to_numpy("hello world").tolist(), enc.encode_batch_to_numpy(["hi", "yo"])[1].tolist())
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[:3] == ["interrupted", "interrupted", "[15339, 1917] [0, 1, 2]"], out.stdout
