@@ -830,7 +830,8 @@ class Tokenizer:
         from bpekit.formats import savers
 
         if format is None:
-            format = self.source_format or ("bpekit" if self.encoding is not None and self._merges else "hf")
+            # (a trained model with no merges has `_merges == []`: it was saved as hf, announced as bpekit)
+            format = self.source_format or ("bpekit" if self.encoding is not None and self._merges is not None else "hf")
         savers.save(self, path, format)
 
     @classmethod

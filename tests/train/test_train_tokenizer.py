@@ -147,3 +147,12 @@ def test_merge_counts_are_recorded_and_saved(english_docs, tmp_path: Path):
     assert counts == sorted(counts, reverse=True)  # the best count never rises
     tok.save(tmp_path / "t.json")
     assert Tokenizer.load(tmp_path / "t.json").training["merge_counts"] == counts
+
+
+def test_a_model_with_no_merges_saves_as_a_bpekit_file(tmp_path: Path):
+    # `bpekit train` of a corpus with no pair seen twice printed "(bpekit)" and wrote a tokenizer.json
+    tok = train(iter(["abc xyz"]), vocab_size=1000, show_progress=False)
+    assert tok.merges == []
+    tok.save(tmp_path / "t.json")
+    back = Tokenizer.load(tmp_path / "t.json")
+    assert back.encode("abc xyz") == tok.encode("abc xyz") == list(b"abc xyz")
