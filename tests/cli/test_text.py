@@ -145,6 +145,8 @@ def test_a_tokenizer_file_refuses_special_text_in_one_pass(cli, tmp_path):
     doc = tmp_path / "doc.txt"
     doc.write_bytes(b"a \xff b <|reserved_special_token_7|> c <|begin_of_text|>")
     r = cli("count", "-f", str(doc), "-e", str(gguf))
-    assert r.code == 1 and "'<|reserved_special_token_7|>'" in r.error_line
+    warning, error = r.err.splitlines()
+    assert r.code == 1 and "'<|reserved_special_token_7|>'" in error
+    assert warning.endswith("doc.txt: 1 invalid UTF-8 byte replaced with U+FFFD")
     r = cli("count", "-f", str(doc), "-e", str(gguf), "--ordinary")
     assert r.code == 0 and int(r.out) > 10

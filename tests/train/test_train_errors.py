@@ -35,6 +35,9 @@ def test_empty_corpora(tmp_path: Path):
         ({"vocab_size": 300, "min_frequency": 0}, VocabError, "min_frequency"),
         ({"vocab_size": 300, "max_token_length": 1}, VocabError, "max_token_length"),
         ({"vocab_size": 300, "threads": -1}, VocabError, "threads"),
+        ({"vocab_size": 2**70}, VocabError, "vocab_size must be an integer <= 4294967296"),
+        ({"vocab_size": 300, "min_frequency": 2**64}, VocabError, "min_frequency must be an integer <="),
+        ({"vocab_size": 300, "threads": 10**5}, VocabError, "threads must be an integer <= 4096"),
         ({"vocab_size": 300, "pattern": "(unclosed"}, PatternError, "unclosed"),
         ({"vocab_size": 300, "pattern": 5}, PatternError, "pattern"),
         # a misspelt name was a regex that matched nothing: "the training corpus is empty"

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
+from pathlib import Path
 from typing import Any
 
+from bpekit.cli.common import check_output, load_file, refuse_overwrite, tokenizer_inputs, writing
 from bpekit.errors import UsageError
 from bpekit.formats.savers import TARGETS, model_kind, save
 
@@ -46,7 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--pattern",
         default=None,
-        help="regex (or family name) for a .tiktoken file without sidecar",
+        help="regex (or family name) for a .tiktoken rank file (its sidecar's, if any, replaced)",
     )
     p.set_defaults(run=run_convert)
 
@@ -66,18 +70,61 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(run=run_inspect)
 
 
-def _load(path: str, source: str | None, pattern: str | None = None) -> Any:
-    from bpekit.tokenizer import Tokenizer
-
+def _load(path: str, source: str | None, pattern: str | None = None, advice: str | None = None) -> Any:
     overrides: dict[str, Any] = {}
     if pattern is not None:
         overrides["pattern"] = pattern
-    return Tokenizer.from_file(path, format=source, **overrides)
+    return load_file(path, advice, format=source, **overrides)
+
+
+def _gpt2_pair(path: str) -> list[str]:
+    from bpekit.formats.gpt2 import ENCODER, VOCAB, pair_paths
+
+    p = Path(path)
+    if p.suffix in (".json", ".bpe"):
+        return [str(x) for x in pair_paths(p)]
+    return [str(p / ENCODER), str(p / VOCAB)]
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Before reading: --pattern only for a rank file, output paths that can be written and are
+    not the input (nor its sidecar or partner file)."""
+    if args.pattern is not None:
+        if args.pattern == "":
+            raise UsageError("--pattern is empty: give a pattern name (o200k, cl100k, gpt2, ...) or a regex")
+        fmt = args.source
+        if fmt is None and os.path.exists(args.input):
+            from bpekit.formats.detect import detect
+
+            fmt = detect(args.input).name
+        if fmt not in (None, "tiktoken"):
+            raise UsageError(f"--pattern applies to a .tiktoken rank file; {args.input} is a {fmt} file, "
+                             "whose pre-tokenizer is its own")
+    if args.to == "gpt2":
+        outputs = _gpt2_pair(args.output)
+        if Path(args.output).suffix not in (".json", ".bpe"):
+            check_output(args.output, folder=True)
+    else:
+        outputs = [args.output, args.output + ".json"] if args.to == "tiktoken" else [args.output]
+    for out in outputs:
+        check_output(out)
+    inputs = tokenizer_inputs([args.input])
+    if os.path.isdir(args.input) or Path(args.input).name in ("encoder.json", "vocab.bpe") or args.source == "gpt2":
+        inputs += _gpt2_pair(args.input)
+    refuse_overwrite(outputs, inputs)
 
 
 def run_convert(args: argparse.Namespace) -> int:
-    tok = _load(args.input, args.source, args.pattern)
-    save(tok, args.output, args.to)
+    _check(args)
+    tok = _load(args.input, args.source, args.pattern,
+                advice="give --pattern PATTERN (a name or a regex; the file then has no special tokens), "
+                       "or keep the sidecar beside it")
+    try:
+        with writing(args.output):
+            save(tok, args.output, args.to)
+    except UsageError as exc:  # the saver's advice, as this command's option
+        message = re.sub(r"format='(\w+)'", r"--to \1", str(exc))
+        raise UsageError(re.sub(r"\(or '(\w+)'", r"(or --to \1", message)) from None
     print(
         f"{args.input} ({tok.source_format}) -> {args.output} ({args.to}), {tok.vocab_size:,} tokens"
     )

@@ -15,6 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bpekit.cli.common import (
+    MAX_VOCAB, check_at_most, check_output, check_threads, folder_files, refuse_overwrite, writing,
+)
 from bpekit.errors import DataNotFoundError, UsageError
 
 if TYPE_CHECKING:
@@ -71,43 +74,52 @@ def _say(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bpekit.cli.viz import REPORT_FILES
     from bpekit.train import Trainer
     from bpekit.viz import ansi, format_table, measure, plain, write_report
     from bpekit.viz.models import Model
     from bpekit.viz.samples import corpus_samples, stdlib_dir, stdlib_sample
 
+    # Every argument is checked before the training: the numbers, the corpora, the folder.
     if args.sample_kb < 1:
         raise UsageError(f"--sample-kb must be >= 1, got {args.sample_kb}")
+    check_at_most("--vocab-size", args.vocab_size, MAX_VOCAB)
+    check_threads(args.threads)
+    trainer = Trainer(args.vocab_size, special_tokens=["<|endoftext|>"], threads=args.threads,
+                      show_progress=sys.stderr.isatty())
+    corpora = corpus_samples(args.corpora) if args.corpora else {}
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out} exists and is not a folder")
+    check_output(args.output, folder=True)
+    refuse_overwrite([out / name for name in ("demo.bpekit.json", *REPORT_FILES)], folder_files(args.corpora))
+    with writing(out):
+        out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     docs, heldout = stdlib_sample(args.sample_kb * 1000)
     size = sum(len(d.encode("utf-8", "surrogatepass")) for d in docs)
     _say(f"1. training a {args.vocab_size:,}-token tokenizer on {size / 1e6:.1f} MB of {stdlib_dir()} "
          "(code and pydoc topics)")
-    trainer = Trainer(args.vocab_size, special_tokens=["<|endoftext|>"], threads=args.threads,
-                      show_progress=sys.stderr.isatty())
     tok = trainer.train(iter(docs))
     _say(f"   {len(tok.merges):,} merges in {trainer.timings['count'] + trainer.timings['merge']:.2f} s")
     saved = out / "demo.bpekit.json"
-    tok.save(saved)
+    with writing(saved):
+        tok.save(saved)
     _say(f"2. saved {saved}")
     demo = Model("demo (trained now)", tok.encoding, tok)
     ids = tok.encode(SAMPLE)
     _say(f"3. a sample, {len(ids)} tokens: {ids[:12]}...")
     print(ansi(demo, SAMPLE) if sys.stdout.isatty() else plain(demo, SAMPLE), end="\n" if sys.stdout.isatty() else "")
     encodings, skipped = local_encodings()
-    texts = dict(heldout)
-    if args.corpora:
-        texts.update(corpus_samples(args.corpora))
+    texts = {**heldout, **corpora}
     models = [demo, *encodings]
     _say("4. compression (higher bytes/tok = fewer tokens)")
     _say(format_table(measure(models, texts), compact=True))
     if skipped:
         _say(f"   skipped {', '.join(skipped)}: rank files not found offline "
              "(set BPEKIT_DATA_DIR to a folder holding them, or run get_encoding once online)")
-    report = write_report(out, models, texts, sample=SAMPLE, heldout=heldout, title="bpekit demo")
+    with writing(out):
+        report = write_report(out, models, texts, sample=SAMPLE, heldout=heldout, title="bpekit demo")
     _say(f"5. wrote {report} (and forest.html, tokens.html, *.svg beside it) "
          f"[{time.perf_counter() - start:.1f} s]")
     return 0

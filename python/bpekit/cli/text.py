@@ -7,13 +7,15 @@ or per line with ``--lines``), or standard input when neither is given.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from bpekit.errors import UsageError
+from bpekit.cli.common import decode, load_file, read_stdin, utf8_size, warn_invalid
+from bpekit.errors import DisallowedSpecialError, FormatError, UsageError
 from bpekit.train.sources import batched
 
 
@@ -21,12 +23,12 @@ def _encoding(name: str):  # noqa: ANN202
     """An encoding name, or a tokenizer file (whatever ``Tokenizer.from_file`` reads): a rank
     model's ``Encoding``, else the pipeline with the special-token switches below."""
     if Path(name).is_file():
-        from bpekit import Tokenizer
-
-        tok = Tokenizer.from_file(name)
+        tok = load_file(name)
         return tok.encoding if tok.encoding is not None else _Pipeline(tok)
-    from bpekit import get_encoding
+    from bpekit import get_encoding, list_encoding_names
 
+    if Path(name).is_dir() and name not in list_encoding_names():
+        raise FormatError(f"{name} is a directory, not an encoding name or a tokenizer file")
     return get_encoding(name)
 
 
@@ -112,24 +114,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(run=run_truncate)
 
     p = sub.add_parser("decode", help="token ids -> text", description="Decode ids (space/comma separated, or JSON arrays, one document per line).")
-    p.add_argument("ids", nargs="*", help="ids of one document (default: stdin, one document per line)")
+    p.add_argument("ids", nargs="*", help="ids of one document (default: -f files or stdin, one document per line)")
     _common(p, text_input=False)
+    p.add_argument("-f", "--file", action="append", default=[], metavar="PATH",
+                   help="read ids from a file, one document per line ('-' = stdin); repeatable")
     p.set_defaults(run=run_decode)
 
 
 def _read(path: str) -> str:
+    """A file's text, invalid UTF-8 bytes kept as lone surrogates (one per byte: the byte counts
+    stay those of the file; encoding replaces each with U+FFFD)."""
     if path == "-":
-        return sys.stdin.read()
-    return Path(path).read_text(encoding="utf-8", errors="surrogateescape")
+        return read_stdin()
+    if Path(path).is_dir():
+        raise UsageError(f"{path} is a directory, not a text file")
+    return decode(Path(path).read_bytes())  # (as it is: no newline translation)
 
 
 def _documents(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
-    """(source label, text) per document."""
+    """(source label, text) per document; a warning for each source with invalid UTF-8."""
     sources: list[tuple[str, str]] = [(f"arg{i}", t) for i, t in enumerate(args.text)]
     sources += [(f, _read(f)) for f in args.file]
     if not sources:
-        sources = [("<stdin>", sys.stdin.read())]
+        sources = [("<stdin>", read_stdin())]
     for label, text in sources:
+        warn_invalid(getattr(args, "command", None), "<stdin>" if label == "-" else label, text)
         if args.lines:
             for n, line in enumerate(text.splitlines(), start=1):
                 yield f"{label}:{n}", line
@@ -148,10 +157,30 @@ def _policy(args: argparse.Namespace) -> dict[str, object]:
     return {}
 
 
+def _special_advice(run):  # noqa: ANN001, ANN202
+    """The refusal of special-token text, with the command's switches as the way out."""
+
+    @functools.wraps(run)
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            return int(run(args))
+        except DisallowedSpecialError as exc:
+            found = re.search(r"disallowed special token (.+?)\.?$", str(exc).strip().splitlines()[0])
+            if found is None:
+                raise
+            raise DisallowedSpecialError(
+                f"the text holds the disallowed special token {found.group(1)}: pass --allow-special to encode it "
+                "as that special token, or --ordinary to encode it as ordinary text"
+            ) from None
+
+    return wrapped
+
+
 def _encode_one(enc, args: argparse.Namespace, text: str) -> list[int]:  # noqa: ANN001
     return enc.encode(text, **_policy(args))  # type: ignore[no-any-return]
 
 
+@_special_advice
 def run_encode(args: argparse.Namespace) -> int:
     enc = _encoding(args.encoding)
     for label, text in _documents(args):
@@ -169,6 +198,7 @@ _COUNT_BATCH_BYTES = 1 << 22
 _COUNT_BATCH_DOCS = 1 << 16
 
 
+@_special_advice
 def run_count(args: argparse.Namespace) -> int:
     enc = _encoding(args.encoding)
     total = 0
@@ -180,7 +210,7 @@ def run_count(args: argparse.Namespace) -> int:
             continue
         for (label, text), n in zip(batch, counts):
             if args.json:
-                print(json.dumps({"source": label, "count": n, "bytes": len(text.encode("utf-8", "surrogatepass"))}))
+                print(json.dumps({"source": label, "count": n, "bytes": utf8_size(text)}))
             else:
                 print(n)
     if args.total:
@@ -188,6 +218,7 @@ def run_count(args: argparse.Namespace) -> int:
     return 0
 
 
+@_special_advice
 def run_truncate(args: argparse.Namespace) -> int:
     if args.max_tokens < 0:
         raise UsageError(f"--max-tokens must be >= 0, got {args.max_tokens}")
@@ -215,15 +246,20 @@ def _parse_ids(line: str) -> list[int]:
             raise UsageError(f"not a JSON array of ids: {line[:40]!r}") from e
     else:
         ids = [tok for tok in re.split(r"[\s,]+", line) if tok]
-    try:
-        return [int(i) for i in ids]
-    except (TypeError, ValueError) as e:
-        raise UsageError(f"token ids must be integers: {line[:40]!r}") from e
+        ids = [int(i) if re.fullmatch(r"[+-]?[0-9]+", i) else i for i in ids]
+    if not isinstance(ids, list) or not all(type(i) is int for i in ids):  # (not 1.5, true, "7")
+        raise UsageError(f"token ids must be integers: {line[:40]!r}")
+    return ids
 
 
 def run_decode(args: argparse.Namespace) -> int:
     enc = _encoding(args.encoding)
-    docs = [" ".join(args.ids)] if args.ids else sys.stdin.read().splitlines()
+    if args.ids:
+        docs = [" ".join(args.ids)]
+    elif args.file:
+        docs = [line for f in args.file for line in _read(f).splitlines()]
+    else:
+        docs = read_stdin().splitlines()
     for line in docs:
         text = enc.decode(_parse_ids(line))
         if args.json:

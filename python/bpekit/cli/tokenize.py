@@ -16,6 +16,7 @@ import sys
 import time
 from typing import Any
 
+from bpekit.cli.common import check_threads
 from bpekit.datasets.formats import DTYPES, FORMATS
 from bpekit.datasets.plan import DEFAULT_SHARD_SIZE
 from bpekit.train.progress import human_bytes
@@ -72,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     """Runs ``bpekit tokenize``; returns the exit status (0 ok, 1 error, 130 interrupted)."""
     from bpekit.datasets import tokenize
 
+    check_threads(args.threads)
     start = time.perf_counter()
     try:
         manifest = tokenize(

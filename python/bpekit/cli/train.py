@@ -15,7 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bpekit.errors import BpekitError, PatternError
+from bpekit.cli.common import (
+    MAX_COUNT, MAX_VOCAB, check_at_most, check_output, check_threads, refuse_overwrite, writing,
+)
+from bpekit.errors import BpekitError, DataNotFoundError, PatternError
 from bpekit.train.counts import WordCounts
 from bpekit.train.progress import human_bytes
 from bpekit.train.trainer import Trainer
@@ -62,9 +65,36 @@ def output_format(args: argparse.Namespace) -> str:
     return "bpekit"
 
 
-def _train(args: argparse.Namespace) -> str:
+def _check(args: argparse.Namespace, counts_files: list[str], others: list[str]) -> None:
+    """The arguments, before any work: numbers in range, a pattern, output paths that can be
+    written and are not among the sources."""
+    from bpekit.train.sources import expand_path
+
+    check_at_most("--vocab-size", args.vocab_size, MAX_VOCAB)
+    check_at_most("--min-frequency", args.min_frequency, MAX_COUNT)
+    check_at_most("--max-token-length", args.max_token_length, MAX_COUNT)
+    check_threads(args.threads)
+    if args.pattern == "":
+        raise PatternError("--pattern is empty: give a pattern name (o200k, cl100k, gpt2, llama3, qwen2) or a regex")
+    outputs = [args.output]
+    if output_format(args) == "tiktoken":
+        outputs.append(args.output + ".json")  # (the sidecar)
+    if args.save_counts is not None:
+        outputs.append(args.save_counts)
+    for out in outputs:
+        check_output(out)
+    inputs: list[str | Path] = list(counts_files)
+    for source in others:
+        if not Path(source).exists() and not any(c in source for c in "*?["):
+            raise DataNotFoundError(f"training source not found: {source!r}")
+        inputs += expand_path(source)
+    refuse_overwrite(outputs, inputs)
+
+
+def _train(args: argparse.Namespace, written: list[str]) -> str:
     counts_files = [s for s in args.sources if s.endswith(".counts")]
     others = [s for s in args.sources if not s.endswith(".counts")]
+    _check(args, counts_files, others)
     loaded = [WordCounts.load(p) for p in counts_files]
     pattern = args.pattern
     specials = list(args.special_tokens)
@@ -77,7 +107,7 @@ def _train(args: argparse.Namespace) -> str:
         pattern, specials = first.pattern, list(first.special_tokens)
     trainer = Trainer(
         args.vocab_size,
-        pattern=pattern or "o200k",
+        pattern="o200k" if pattern is None else pattern,
         special_tokens=specials,
         min_frequency=args.min_frequency,
         max_token_length=args.max_token_length,
@@ -91,17 +121,20 @@ def _train(args: argparse.Namespace) -> str:
     counts = trainer.counts
     for extra in loaded:
         counts += extra
-    if args.save_counts:
-        counts.save(args.save_counts)
+    if args.save_counts is not None:
+        with writing(args.save_counts):
+            counts.save(args.save_counts)
+        written.append(args.save_counts)
     distinct, stats = len(counts), dict(counts.stats)
     tok = trainer.train_from_counts(counts, consume=True)
     fmt = output_format(args)
-    if fmt == "tiktoken":
-        tok.export_tiktoken(args.output)
-    elif fmt == "hf":
-        tok.export_hf(args.output)
-    else:
-        tok.save(args.output)
+    with writing(args.output):
+        if fmt == "tiktoken":
+            tok.export_tiktoken(args.output)
+        elif fmt == "hf":
+            tok.export_hf(args.output)
+        else:
+            tok.save(args.output)
     return (
         f"trained {tok.vocab_size:,} tokens ({len(tok.merges):,} merges) on {human_bytes(stats['bytes'])}, "
         f"{distinct:,} distinct pre-tokens, in {trainer.timings['count'] + trainer.timings['merge']:.1f} s "
@@ -112,13 +145,17 @@ def _train(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     """Runs ``bpekit train``; returns the exit status (0 ok, 1 error, 130 interrupted)."""
     start = time.perf_counter()
+    written: list[str] = []
     try:
-        message = _train(args)
+        message = _train(args, written)
     except KeyboardInterrupt:
-        print("\nbpekit train: interrupted; nothing was written", file=sys.stderr)
+        done = f"wrote the word counts ({', '.join(written)}) but not the tokenizer" if written else "nothing was written"
+        print(f"\nbpekit train: interrupted; {done}", file=sys.stderr)
         return 130
     except (BpekitError, OSError) as exc:
-        print(f"bpekit train: error: {exc}", file=sys.stderr)
+        from bpekit.cli import _one_line
+
+        print(f"bpekit train: error: {_one_line(exc)}", file=sys.stderr)
         return 1
     if not args.no_progress:
         print(f"{message} [{time.perf_counter() - start:.1f} s]", file=sys.stderr)

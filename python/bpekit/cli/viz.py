@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 from bpekit.atomicfile import atomic_write
-from bpekit.cli.compare import add_text_options, texts_from
+from bpekit.cli.common import check_output, refuse_overwrite, tokenizer_inputs, writing
+from bpekit.cli.compare import add_text_options, text_inputs, texts_from
 from bpekit.errors import UsageError
 from bpekit.viz.models import Model
 
@@ -59,15 +60,36 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         k.set_defaults(run=run)
 
 
+# The files `viz report` writes into its folder.
+REPORT_FILES = ("report.html", "tokens.html", "forest.html", "bytes-per-token.svg", "token-lengths.svg",
+                "training-1.svg", "training-2.svg")
+
+
 def _write(path: str, text: str) -> None:
-    atomic_write(path, text.encode("utf-8"))
+    with writing(path):
+        atomic_write(path, text.encode("utf-8"))
     print(f"wrote {path}", file=sys.stderr)
+
+
+def _check_output(args: argparse.Namespace, specs: list[str]) -> None:
+    """Before any work: an output that can be written and is not an input."""
+    if args.output is None:
+        return
+    if args.kind == "report":
+        check_output(args.output, folder=True)
+        outputs = [str(Path(args.output) / name) for name in REPORT_FILES]
+    else:
+        check_output(args.output)
+        outputs = [args.output]
+    inputs = tokenizer_inputs(specs) + (text_inputs(args) if hasattr(args, "file") else [])
+    refuse_overwrite(outputs, inputs)
 
 
 def run(args: argparse.Namespace) -> int:
     from bpekit import viz
 
     specs = args.tokenizer if isinstance(args.tokenizer, list) else [args.tokenizer]
+    _check_output(args, specs)
     models = [viz.load_model(s) for s in specs or ["o200k_base"]]
     if args.kind == "tokens":
         return _tokens(args, models)
@@ -80,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
     elif args.kind == "training":
         _training(args, _one(models, "training"))
     else:
-        report = viz.write_report(args.output, models, texts_from(args, stdin=False), heldout=None)
+        texts = texts_from(args, stdin=False)
+        with writing(args.output):
+            report = viz.write_report(args.output, models, texts, heldout=None)
         print(f"wrote {report}", file=sys.stderr)
     return 0
 

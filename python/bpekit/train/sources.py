@@ -23,6 +23,7 @@ import lzma
 import os
 import queue
 import threading
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,23 +116,97 @@ def known_size(sources: list[Path | Iterable[Any]]) -> int | None:
     return total
 
 
-def open_binary(path: Path) -> BinaryIO:
-    """The decompressed bytes of ``path``."""
-    comp, _ = _suffixes(path)
-    if comp == ".gz":
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    if comp == ".bz2":
-        return bz2.open(path, "rb")  # type: ignore[return-value]
-    if comp == ".xz":
-        return lzma.open(path, "rb")  # type: ignore[return-value]
-    if comp in (".zst", ".zstd"):
+ZSTD_INPUT = 1 << 14  # compressed bytes per zstd step (its output is at most ~32768 times that)
+
+
+class _Corrupt(Exception):
+    """Data a decompressor rejects (zstandard's ZstdError, re-raised as this)."""
+
+
+class _Zstd(io.RawIOBase):
+    """A zstd file's decompressed bytes, frame after frame; a file that ends inside a frame is an
+    ``EOFError`` (zstandard's stream reader would stop there without a word)."""
+
+    def __init__(self, path: Path) -> None:
+        import zstandard
+
+        self._file = open(path, "rb")
+        self._dctx, self._error = zstandard.ZstdDecompressor(), zstandard.ZstdError
+        self._frame: Any = None
+        self._input = b""
+        self._output, self._at = b"", 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self._at == len(self._output):
+            if not self._input:
+                self._input = self._file.read(ZSTD_INPUT)
+                if not self._input:
+                    if self._frame is not None and not self._frame.eof:
+                        raise EOFError("the file ends inside a frame")
+                    return 0
+            if self._frame is None or self._frame.eof:
+                self._frame = self._dctx.decompressobj()
+            try:
+                self._output, self._at = self._frame.decompress(self._input), 0
+            except self._error as exc:
+                raise _Corrupt(str(exc)) from None
+            self._input = self._frame.unused_data if self._frame.eof else b""
+        n = min(len(buffer), len(self._output) - self._at)
+        buffer[:n] = self._output[self._at : self._at + n]
+        self._at += n
+        return n
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+class _Checked(io.RawIOBase):
+    """A decompressor's bytes; corrupt or truncated data is a ``FormatError`` naming the file
+    (an ``OSError`` with an errno, a real read error, stays what it is)."""
+
+    def __init__(self, inner: Any, path: Path, kind: str) -> None:
+        self._inner, self._path, self._kind = inner, path, kind
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
         try:
-            import zstandard
+            return int(self._inner.readinto(buffer))
+        except (OSError, EOFError, zlib.error, lzma.LZMAError, _Corrupt) as exc:
+            if isinstance(exc, OSError) and exc.errno is not None:
+                raise
+            raise FormatError(f"{self._path}: not a valid {self._kind} file ({exc})") from None
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+
+def open_binary(path: Path) -> BinaryIO:
+    """The decompressed bytes of ``path``, streamed; corrupt or truncated compressed data is a
+    ``FormatError`` naming the file when it is read."""
+    comp, _ = _suffixes(path)
+    inner: Any
+    if comp == ".gz":
+        inner, kind = gzip.open(path, "rb"), "gzip"
+    elif comp == ".bz2":
+        inner, kind = bz2.open(path, "rb"), "bz2"
+    elif comp == ".xz":
+        inner, kind = lzma.open(path, "rb"), "xz"
+    elif comp in (".zst", ".zstd"):
+        try:
+            import zstandard  # noqa: F401
         except ImportError as exc:
             raise FormatError(f"reading {path} needs the zstandard package (pip install zstandard)") from exc
-        raw = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), read_across_frames=True, closefd=True)
-        return io.BufferedReader(raw)  # type: ignore[arg-type]
-    return open(path, "rb")
+        inner, kind = _Zstd(path), "zstd"
+    else:
+        return open(path, "rb")
+    return io.BufferedReader(_Checked(inner, path, kind), 1 << 16)  # type: ignore[return-value]
 
 
 def items(source: Path | Iterable[Any], opts: ReadOptions) -> Iterator[Item]:
@@ -196,16 +271,27 @@ def _jsonl_items(f: BinaryIO, path: Path, opts: ReadOptions) -> Iterator[Item]:
 
 def _parquet_items(path: Path, opts: ReadOptions) -> Iterator[Item]:
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError as exc:
         raise FormatError(f"reading {path} needs the pyarrow package (pip install pyarrow)") from exc
-    pf = pq.ParquetFile(path)
+
+    def checked(read: Callable[[], T]) -> T:
+        try:
+            return read()
+        except (pa.ArrowException, OSError) as exc:
+            if isinstance(exc, OSError) and exc.errno is not None:
+                raise
+            raise FormatError(f"{path}: not a valid parquet file ({exc})") from None
+
+    pf = checked(lambda: pq.ParquetFile(path))
     names = pf.schema_arrow.names
     if opts.column not in names:
         raise FormatError(f"{path}: no column {opts.column!r} (columns: {', '.join(names)})")
 
     def docs() -> Iterator[str]:
-        for batch in pf.iter_batches(batch_size=8192, columns=[opts.column]):
+        batches = checked(lambda: pf.iter_batches(batch_size=8192, columns=[opts.column]))
+        while (batch := checked(lambda: next(batches, None))) is not None:
             for value in batch.column(0).to_pylist():
                 if isinstance(value, bytes):
                     value = value.decode("utf-8", "replace")

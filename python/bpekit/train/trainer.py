@@ -23,9 +23,11 @@ TIE_RULE = "highest count; ties: smallest (left token bytes, right token bytes) 
 Callback = Callable[[TrainProgress], Any]
 
 
-def _check_int(name: str, value: Any, low: int) -> int:
+def _check_int(name: str, value: Any, low: int, high: int = 2**63 - 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise VocabError(f"{name} must be an integer >= {low}, got {value!r}")
+    if value > high:  # (past 64 bits the core raised a bare OverflowError)
+        raise VocabError(f"{name} must be an integer <= {high}, got {value!r}")
     return value
 
 
@@ -62,12 +64,12 @@ class Trainer:
         if not isinstance(pattern, str):
             raise PatternError(f"pattern must be a name or a regex string, got {type(pattern).__name__}")
         self.special_tokens = _check_specials(special_tokens)
-        self.vocab_size = _check_int("vocab_size", vocab_size, 256 + len(self.special_tokens))
+        self.vocab_size = _check_int("vocab_size", vocab_size, 256 + len(self.special_tokens), 2**32)
         self.min_frequency = _check_int("min_frequency", min_frequency, 1)
         self.max_token_length = (
             None if max_token_length is None else _check_int("max_token_length", max_token_length, 2)
         )
-        self.threads = _check_int("threads", threads, 0)
+        self.threads = _check_int("threads", threads, 0, 4096)
         self.pattern = resolve_pattern(pattern)
         self.pattern_name = next((name for name, p in PATTERNS.items() if p == self.pattern), None)
         if callback is not None and not callable(callback):
