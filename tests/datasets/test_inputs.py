@@ -146,3 +146,17 @@ def test_read_manifest_errors(tmp_path) -> None:
     (tmp_path / "manifest.json").write_text("{")
     with pytest.raises(FormatError, match="is not JSON"):
         read_manifest(tmp_path)
+
+
+def test_an_output_inside_an_input_folder_is_refused(tmp_path, h, tokenizer_file) -> None:
+    # the first run wrote its shards into the input folder; the second read them as input and
+    # refused to resume ("made with other settings (inputs differ)")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    h.write_jsonl(folder / "a.jsonl", ["a b c", "d e"])
+    for out in (folder / "shards", folder):
+        with pytest.raises(UsageError, match="inside the input folder"):
+            run(folder, out, tokenizer_file)
+    assert sorted(p.name for p in folder.iterdir()) == ["a.jsonl"]
+    run(folder, tmp_path / "shards", tokenizer_file)
+    assert run(folder, tmp_path / "shards", tokenizer_file)["complete"]  # and it resumes

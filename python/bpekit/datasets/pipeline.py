@@ -56,6 +56,20 @@ def encode_documents(encoder: Encoding | Tokenizer, docs: list[str], threads: in
     return flat, np.diff(offsets)
 
 
+def _refuse_output_inside_inputs(out_dir: Path, inputs: Any) -> None:
+    """An output folder inside an input folder: its shards would be read as input by the next
+    run (a resumed run then found "other settings"), so it is refused before any work."""
+    items = [inputs] if isinstance(inputs, (str, bytes, os.PathLike)) else list(inputs or [])
+    out = out_dir.resolve()
+    for item in items:
+        folder = Path(os.fsdecode(item))
+        if folder.is_dir() and out.is_relative_to(folder.resolve()):
+            raise UsageError(
+                f"the output {os.fspath(out_dir)!r} is inside the input folder {os.fspath(folder)!r}: "
+                "its shards would be read as input; choose an output outside it"
+            )
+
+
 def tokenize(
     inputs: Any,
     output: str | os.PathLike[str],
@@ -105,6 +119,7 @@ def tokenize(
     out_dir = Path(out)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"the output {out!r} is a file; give a directory")
+    _refuse_output_inside_inputs(out_dir, inputs)
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = manifest_file.resume(out_dir, plan.manifest)
     if manifest["complete"]:
