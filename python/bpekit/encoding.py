@@ -101,7 +101,7 @@ class Encoding:
                 raise InputTypeError(f"special_tokens must map str -> int, got {k!r}: {v!r}")
             if not k:
                 raise VocabError(f"special token {v} is the empty string")
-            if not k.isascii() and _has_lone_surrogate(k):  # (the core raised UnicodeEncodeError)
+            if _has_surrogates(k):  # (the core raised UnicodeEncodeError)
                 raise VocabError(f"special token {v} ({k!r}) holds a lone surrogate: it has no UTF-8 bytes")
             if v < 0:
                 raise VocabError(f"special token {k!r} has a negative id {v}")
@@ -681,7 +681,10 @@ def _out_of_range(seqs: list[list[int]], error: Exception) -> Exception:
     return error
 
 
-def _has_lone_surrogate(text: str) -> bool:
+def _has_surrogates(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (has no UTF-8 bytes)."""
+    if text.isascii():  # a flag CPython keeps on every str: no scan
+        return False
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -34,6 +34,7 @@ from bpekit.encoding import (
     _check_threads,
     _check_tokens,
     _fix_surrogates,
+    _has_surrogates,
     _valid_text,
     cache_budget,
     longest_cut,
@@ -88,16 +89,6 @@ def _check_flag(name: str, value: object) -> None:
     if not isinstance(value, bool):
         raise InputTypeError(f"{name} must be True or False, got {value!r}"
                              + (" (encode takes one text; encode_batch takes several)" if isinstance(value, str) else ""))
-
-
-def _has_surrogates(text: str) -> bool:
-    if text.isascii():  # a flag CPython keeps on every str: no scan
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _token_bytes(x: object, n: int) -> bytes:
