@@ -80,3 +80,19 @@ def corpus_sample(stride: int, per_file: int = 40) -> list[str]:
         step = max(1, len(lines) // per_file)
         out.extend(lines[::step][:per_file])
     return out
+
+
+def test_a_vocab_built_in_python_is_checked() -> None:
+    # a str of tokens was iterated as characters, flags "no" were true, a short token_types an
+    # IndexError at the first lookup
+    from bpekit.errors import InputTypeError
+
+    good: dict[str, Any] = {"model": "gpt2", "tokens": ["a", "b", "ab"], "token_types": [1, 1, 1],
+                            "merges": [("a", "b")], "special_ids": {"eos_token_id": 2}, "flags": {"add_bos_token": False}}
+    GGUFVocab(**good)
+    for key, value in (("model", "nope"), ("tokens", "abĠ"), ("tokens", ["a", 5]), ("token_types", [1]),
+                       ("token_types", [1, 1, "1"]), ("scores", [0.0, None, 1.0]), ("merges", "a b"),
+                       ("merges", [("a", "b", "c")]), ("pre", 5), ("special_ids", {"eos_token_id": "5"}),
+                       ("flags", {"add_eos_token": "no"})):
+        with pytest.raises(InputTypeError, match=key if key != "tokens" else "tokens"):
+            GGUFVocab(**{**good, key: value})

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from bpekit.errors import FormatError, VocabError
+from bpekit.errors import FormatError, InputTypeError, VocabError
 from bpekit.formats.gguf import container as c
 
 PREFIX = "tokenizer.ggml."
@@ -68,6 +68,42 @@ class GGUFVocab:
     special_ids: dict[str, int] = field(default_factory=dict)
     flags: dict[str, bool] = field(default_factory=dict)
     file: c.GGUFFile = field(default_factory=c.GGUFFile)
+
+    def __post_init__(self) -> None:
+        """The types of a vocabulary built in Python (a file's are checked as it is read): a str
+        of tokens was iterated as characters, a flag "no" was true, a short ``token_types`` an
+        ``IndexError`` at the first lookup."""
+
+        def bad(what: str) -> InputTypeError:
+            return InputTypeError(f"GGUFVocab {what}")
+
+        if self.model not in MODELS:
+            raise bad(f"model must be one of {', '.join(MODELS)}, got {self.model!r}")
+        if not isinstance(self.tokens, list) or not all(type(t) is str for t in self.tokens):
+            raise bad("tokens must be a list of str")
+        n = len(self.tokens)
+        for name, arr, kinds in (("token_types", self.token_types, (int,)), ("scores", self.scores, (int, float))):
+            if arr is None:
+                continue
+            if not isinstance(arr, list) or not all(type(v) in kinds for v in arr):
+                raise bad(f"{name} must be a list of {' or '.join(k.__name__ for k in kinds)}")
+            if len(arr) < n:
+                raise bad(f"{name} has {len(arr)} entries for {n} tokens")
+        if self.merges is not None and (
+            not isinstance(self.merges, list)
+            or not all(isinstance(m, tuple) and len(m) == 2 and all(type(x) is str for x in m) for m in self.merges)
+        ):
+            raise bad("merges must be a list of (str, str) pairs")
+        if self.pre is not None and not isinstance(self.pre, str):
+            raise bad(f"pre must be a str or None, got {type(self.pre).__name__}")
+        if not isinstance(self.special_ids, dict) or not all(
+            isinstance(k, str) and type(v) is int for k, v in self.special_ids.items()
+        ):
+            raise bad("special_ids must map str -> int")
+        if not isinstance(self.flags, dict) or not all(
+            isinstance(k, str) and type(v) is bool for k, v in self.flags.items()
+        ):
+            raise bad("flags must map str -> bool")
 
     @property
     def architecture(self) -> str | None:
