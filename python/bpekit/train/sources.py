@@ -116,7 +116,9 @@ def known_size(sources: list[Path | Iterable[Any]]) -> int | None:
     return total
 
 
-ZSTD_INPUT = 1 << 14  # compressed bytes per zstd step (its output is at most ~32768 times that)
+# Compressed bytes per zstd step. zstd expands at most ~32,768x (RLE blocks), so a hostile file
+# holds a step to 128 MiB of output; 16 KiB allowed 512 MiB.
+ZSTD_INPUT = 1 << 12
 
 
 class _Corrupt(Exception):
