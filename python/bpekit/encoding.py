@@ -573,7 +573,8 @@ def raise_disallowed_special_token(token: str) -> None:
         f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
         f"If you want this text to be encoded as normal text, disable the check for this token "
         f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-        "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+        "To disable this check for all special tokens, pass `disallowed_special=()`.\n",
+        token,
     )
 
 

@@ -32,7 +32,11 @@ class EncodeError(BpekitError, ValueError):
 
 
 class DisallowedSpecialError(EncodeError):
-    """The text contains a special token that the call did not allow."""
+    """The text contains a special token that the call did not allow; ``token`` is its text."""
+
+    def __init__(self, message: str = "", token: str | None = None) -> None:
+        super().__init__(message)
+        self.token = token
 
 
 class InvalidTokenError(BpekitError, KeyError):

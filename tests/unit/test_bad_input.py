@@ -389,3 +389,22 @@ print(enc.encode_to_numpy("hello world").tolist(), enc.encode_batch_to_numpy(["h
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split("\n")[:3] == ["interrupted", "interrupted", "[15339, 1917] [0, 1, 2]"], out.stdout
+
+
+def test_the_disallowed_special_token_is_on_the_error() -> None:
+    # the CLI found the token by matching the message's text
+    enc = bpekit.get_encoding("cl100k_base")
+    calls = [lambda: enc.encode("hi <|endoftext|>"), lambda: enc.encode_batch(["a", "hi <|endoftext|>"]),
+             lambda: enc.count("<|endoftext|>"), lambda: enc.encode("<|fim_prefix|>", allowed_special={"<|endoftext|>"}),
+             lambda: ReferenceEncoding("r", r"\S+", BYTES, {"<|endoftext|>": 300}).encode("<|endoftext|>")]
+    for call in calls:
+        with pytest.raises(errors.DisallowedSpecialError) as info:
+            call()
+        assert info.value.token in ("<|endoftext|>", "<|fim_prefix|>"), info.value.token
+    from bpekit.minbpe import RegexTokenizer
+
+    tok = RegexTokenizer()
+    tok.register_special_tokens({"<|x|>": 300})
+    with pytest.raises(errors.DisallowedSpecialError) as info:
+        tok.encode("a<|x|>", allowed_special="none_raise")
+    assert info.value.token == "<|x|>"

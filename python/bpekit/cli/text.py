@@ -165,12 +165,12 @@ def _special_advice(run):  # noqa: ANN001, ANN202
         try:
             return int(run(args))
         except DisallowedSpecialError as exc:
-            found = re.search(r"disallowed special token (.+?)\.?$", str(exc).strip().splitlines()[0])
-            if found is None:
+            if exc.token is None:
                 raise
             raise DisallowedSpecialError(
-                f"the text holds the disallowed special token {found.group(1)}: pass --allow-special to encode it "
-                "as that special token, or --ordinary to encode it as ordinary text"
+                f"the text holds the disallowed special token {exc.token!r}: pass --allow-special to encode it "
+                "as that special token, or --ordinary to encode it as ordinary text",
+                exc.token,
             ) from None
 
     return wrapped

@@ -97,7 +97,8 @@ class PatternTokenizer(Tokenizer):
                     raise DisallowedSpecialError(
                         f"the text contains the special token {token!r} and allowed_special='none_raise'; "
                         "pass allowed_special='all' (or a set naming it) to encode it as its special id, "
-                        "or 'none' to encode it as plain text"
+                        "or 'none' to encode it as plain text",
+                        token,
                     )
             return {}
         if isinstance(allowed_special, Set):

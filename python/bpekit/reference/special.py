@@ -64,4 +64,4 @@ def check_disallowed(text: str, disallowed: Collection[str]) -> None:
     """Raise DisallowedSpecialError naming the leftmost (then longest) disallowed string."""
     found = leftmost_longest(text, disallowed)
     if found is not None:
-        raise DisallowedSpecialError(disallowed_message(found.token))
+        raise DisallowedSpecialError(disallowed_message(found.token), found.token)
