@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 
-from bpekit import _core, limits
+from bpekit import _core, limits, specials
 from bpekit.errors import (
     DisallowedSpecialError,
     IdRangeError,
@@ -95,16 +95,7 @@ class Encoding:
         _check_type("name", name, str)
         _check_type("pat_str", pat_str, str)
         _check_type("mergeable_ranks", mergeable_ranks, dict)
-        _check_type("special_tokens", special_tokens, dict)
-        for k, v in special_tokens.items():
-            if not isinstance(k, str) or not isinstance(v, int) or isinstance(v, bool):
-                raise InputTypeError(f"special_tokens must map str -> int, got {k!r}: {v!r}")
-            if not k:
-                raise VocabError(f"special token {v} is the empty string")
-            if _has_surrogates(k):  # (the core raised UnicodeEncodeError)
-                raise VocabError(f"special token {v} ({k!r}) holds a lone surrogate: it has no UTF-8 bytes")
-            if v < 0:
-                raise VocabError(f"special token {k!r} has a negative id {v}")
+        special_tokens = specials.check_map(special_tokens)
         try:
             core = _core.CoreBPE(mergeable_ranks, list(special_tokens.items()), pat_str)
         except (TypeError, OverflowError) as e:

@@ -58,6 +58,7 @@ from bpekit.pipeline.byte_level import to_chars
 from bpekit.pipeline.fast import core_model, core_splitter, encode_texts, metaspace_config
 from bpekit.pipeline.models import BPE, CACHE_MAX_WORD
 from bpekit.pipeline.normalizers import core_normalizer
+from bpekit.specials import check_list, check_map
 from bpekit.pipeline.processors import affixes
 from bpekit.pipeline.rank_model import RankBPE, SentencePieceStage
 from bpekit.tokenizer_export import onig_pattern, tiktoken_sidecar, tiktoken_text
@@ -111,24 +112,12 @@ def _merge_pairs(merges: object) -> list[Pair]:
 
 def _specials(special_tokens: Mapping[str, int] | Sequence[str], first_id: int) -> dict[str, int]:
     if isinstance(special_tokens, Mapping):
-        for s, i in special_tokens.items():  # (a bytes key became "b'<|a|>'", an id 300.9 became 300)
-            if not isinstance(s, str) or not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32:
-                raise VocabError(f"special_tokens must map str -> int in 0..2**32, got {s!r}: {i!r}")
-        specials = dict(special_tokens)
-    elif isinstance(special_tokens, str):
-        raise VocabError("special_tokens must be a sequence of strings, not one string")
-    elif not isinstance(special_tokens, Iterable):
-        raise VocabError(f"special_tokens must be a sequence of strings or a dict, not a {type(special_tokens).__name__}")
+        specials = check_map(special_tokens)
     else:
-        special_tokens = list(special_tokens)
-        if not all(isinstance(s, str) for s in special_tokens):
-            raise VocabError(f"special tokens must be strings, got {special_tokens!r}")
-        specials = {s: first_id + i for i, s in enumerate(special_tokens)}
-        if len(specials) != len(special_tokens):
-            raise VocabError(f"special tokens must be distinct: {list(special_tokens)!r}")
-    clash = [s for s, i in specials.items() if i < first_id or not s]
+        specials = {s: first_id + i for i, s in enumerate(check_list(special_tokens))}
+    clash = [s for s, i in specials.items() if i < first_id]
     if clash:
-        raise VocabError(f"special tokens {clash!r} are empty or have the id of an ordinary token")
+        raise VocabError(f"special tokens {clash!r} have the id of an ordinary token")
     return specials
 
 

@@ -84,7 +84,7 @@ def test_unknown_files_and_bad_overrides(tmp_path):
 
 
 def test_paths_and_rank_file_specials_are_checked(tmp_path):
-    from bpekit.errors import DataNotFoundError, InputTypeError
+    from bpekit.errors import DataNotFoundError, InputTypeError, VocabError
 
     for path in (None, 5, b"/tmp/x.model"):  # a bytes path was sniffed, then read as the model itself
         with pytest.raises(InputTypeError, match="path"):
@@ -92,6 +92,9 @@ def test_paths_and_rank_file_specials_are_checked(tmp_path):
     with pytest.raises(DataNotFoundError, match="no-such.json"):
         Tokenizer.from_file(tmp_path / "no-such.json")
     ranks = need(DATA / "ranks" / "r50k_base.tiktoken")
-    for specials in ("<|x|>", ["<|x|>"], {"<|x|>": -1}, {"<|x|>": 2**32}, {"<|x|>": 1.5}, {5: 50257}):
-        with pytest.raises(InputTypeError, match="special_tokens must be a dict"):
+    for specials in ("<|x|>", ["<|x|>"], {"<|x|>": 1.5}, {5: 50257}):
+        with pytest.raises(InputTypeError, match="special_tokens"):
+            Tokenizer.from_file(ranks, pattern="gpt2", special_tokens=specials)
+    for specials in ({"<|x|>": -1}, {"<|x|>": 2**32}, {"": 50257}):
+        with pytest.raises(VocabError, match="r50k_base.tiktoken: special_tokens"):
             Tokenizer.from_file(ranks, pattern="gpt2", special_tokens=specials)

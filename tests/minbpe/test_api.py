@@ -85,17 +85,21 @@ def test_register_special_tokens_checks() -> None:
     tok = RegexTokenizer()
     tok.train("ab ab ab", 257)
     for bad, message in [
-        ({"": 400}, "non-empty strings"),
-        ({"<|a|>": "400"}, "non-negative integer id"),
-        ({"<|a|>": True}, "non-negative integer id"),
-        ({"<|a|>": -1}, "non-negative integer id"),
+        ({"": 400}, "empty string"),
+        ({"<|a|>": -1}, "outside 0..2"),
+        ({"<|a|>": 2**32}, "outside 0..2"),
         ({"<|a|>": 256}, "already a byte or merged token"),
         ({"<|a|>": 400, "<|b|>": 400}, "share the id 400"),
     ]:
         with pytest.raises(VocabError, match=message):
             tok.register_special_tokens(bad)
-    for bad in (None, "<|a|>", ["<|a|>"], {"<|a|>"}, [("<|a|>", 400)]):
-        with pytest.raises(InputTypeError, match=r"special tokens must be a dict \{str: int\}"):
+    for bad, message in [
+        ({"<|a|>": "400"}, "must be an int"),
+        ({"<|a|>": True}, "must be an int"),
+        ({b"<|a|>": 400}, "must be a str"),
+        *[(kind, r"special tokens must be a dict of str -> int") for kind in (None, "<|a|>", ["<|a|>"], {"<|a|>"}, [("<|a|>", 400)])],
+    ]:
+        with pytest.raises(InputTypeError, match=message):
             tok.register_special_tokens(bad)  # type: ignore[arg-type]
     with pytest.raises(VocabError, match="lone surrogate"):  # decode could not give its text
         tok.register_special_tokens({"\ud800": 300})

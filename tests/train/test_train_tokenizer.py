@@ -98,7 +98,10 @@ def test_damaged_bpekit_files(tmp_path: Path, trained: Tokenizer):
     for merges in ([(1, 1)], [("a", "b")], "ab", [(b"a", b"b", b"c")], [None], 5):
         with pytest.raises(InputTypeError, match="merge"):
             Tokenizer(pattern="x", merges=merges)
-    for specials in ({b"<|a|>": 300}, {"<|a|>": 300.9}, {"<|a|>": "300"}, {"<|a|>": 2**70}, None, [5]):
+    for specials in ({b"<|a|>": 300}, {"<|a|>": 300.9}, {"<|a|>": "300"}, None, [5], {"<s>", "<t>"}):
+        with pytest.raises(InputTypeError, match="special"):  # (a set: its order, which gives ids, varies)
+            Tokenizer(pattern="x", merges=[], special_tokens=specials)
+    for specials in ({"<|a|>": 2**70}, {"<|a|>": 5}, {"": 300}, ["<s>", "<s>"], ["\ud800"]):
         with pytest.raises(VocabError, match="special"):
             Tokenizer(pattern="x", merges=[], special_tokens=specials)
     assert Tokenizer(pattern="x", merges=[(b"a", bytearray(b"b"))], special_tokens={"<s>": 300}).special_tokens == {"<s>": 300}

@@ -23,7 +23,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bpekit.errors import FormatError, InputTypeError, UsageError
+from bpekit.errors import FormatError, UsageError
+from bpekit.specials import check_map
 
 MAX_SIDECAR_BYTES = 1 << 26
 MAX_RANK_FILE_BYTES = 1 << 30  # o200k_base is 3.6 MB
@@ -118,11 +119,7 @@ def load(
             )
     if pattern is None or special_tokens is None:
         raise UsageError(f"{name}: pass both pattern= and special_tokens=")
-    if not isinstance(special_tokens, dict) or not all(
-        isinstance(s, str) and isinstance(i, int) and not isinstance(i, bool) and 0 <= i < 2**32
-        for s, i in special_tokens.items()
-    ):
-        raise InputTypeError(f"{name}: special_tokens must be a dict of str -> int in 0..2**32, got {special_tokens!r}"[:300])
+    special_tokens = check_map(special_tokens, f"{name}: special_tokens")
     pattern = patterns.resolve_pattern(pattern)
     try:
         core = _core.CoreBPE.from_tiktoken_bytes(

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from bpekit.errors import EncodeError, FormatError, InputTypeError, InvalidTokenError, VocabError
 from bpekit.minbpe import model_file
 from bpekit.minbpe.trainer import learn_merges
+from bpekit.specials import check_map
 
 Merges = dict[tuple[int, int], int]
 
@@ -101,18 +102,9 @@ def _token_id(idx: object) -> int:
 
 def _check_specials(special_tokens: dict[str, int], vocab: dict[int, bytes]) -> None:
     """Special tokens must be non-empty UTF-8 strings with distinct ids outside the vocabulary."""
+    check_map(special_tokens, "special tokens")
     seen: dict[int, str] = {}
     for text, idx in special_tokens.items():
-        if not isinstance(text, str) or not text:
-            raise VocabError(f"special tokens must be non-empty strings, got {text!r}")
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise VocabError(
-                f"special token {text!r} has a lone surrogate at position {exc.start}; it has no UTF-8 form"
-            ) from None
-        if isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
-            raise VocabError(f"special token {text!r} needs a non-negative integer id, got {idx!r}")
         if idx in vocab:
             raise VocabError(f"special token {text!r} has id {idx}, which is already a byte or merged token")
         if idx in seen:
@@ -136,11 +128,7 @@ class Tokenizer:
         self.merges, self.vocab = merges, vocab
 
     def _set_specials(self, special_tokens: dict[str, int]) -> None:
-        if not isinstance(special_tokens, dict):
-            raise InputTypeError(
-                f"special tokens must be a dict {{str: int}}, got {type(special_tokens).__name__}"
-            )
-        special_tokens = dict(special_tokens)
+        special_tokens = check_map(special_tokens, "special tokens")
         _check_specials(special_tokens, self.vocab)
         self.special_tokens = special_tokens
         self.inverse_special_tokens = {v: k for k, v in special_tokens.items()}
@@ -200,7 +188,7 @@ class Tokenizer:
             raise FormatError(f"{path} has a split pattern (a RegexTokenizer model); load it with RegexTokenizer")
         try:
             _check_specials(special_tokens, build_vocab(merges))
-        except VocabError as exc:
+        except (VocabError, InputTypeError) as exc:
             raise FormatError(f"{path}: {exc}") from None
         return pattern, special_tokens, merges
 

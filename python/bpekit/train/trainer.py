@@ -17,6 +17,7 @@ from bpekit.patterns import PATTERNS, resolve_pattern
 from bpekit.tokenizer import Tokenizer
 from bpekit.train.counts import STAT_KEYS, WordCounts
 from bpekit.train.progress import ProgressBar, TrainProgress
+from bpekit.specials import check_list
 from bpekit.train.sources import ReadOptions, items, known_size, prefetched, resolve
 
 TIE_RULE = "highest count; ties: smallest (left token bytes, right token bytes) in byte order"
@@ -29,15 +30,6 @@ def _check_int(name: str, value: Any, low: int, high: int = 2**63 - 1) -> int:
     if value > high:  # (past 64 bits the core raised a bare OverflowError)
         raise VocabError(f"{name} must be an integer <= {high}, got {value!r}")
     return value
-
-
-def _check_specials(special_tokens: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(special_tokens, str):
-        raise VocabError("special_tokens must be a sequence of strings, not one string")
-    specials = tuple(special_tokens)
-    if not all(isinstance(s, str) and s for s in specials) or len(set(specials)) != len(specials):
-        raise VocabError(f"special tokens must be distinct non-empty strings, got {list(specials)!r}")
-    return specials
 
 
 class Trainer:
@@ -63,7 +55,7 @@ class Trainer:
     ) -> None:
         if not isinstance(pattern, str):
             raise PatternError(f"pattern must be a name or a regex string, got {type(pattern).__name__}")
-        self.special_tokens = _check_specials(special_tokens)
+        self.special_tokens = check_list(special_tokens)
         self.vocab_size = _check_int("vocab_size", vocab_size, 256 + len(self.special_tokens), 2**32)
         self.min_frequency = _check_int("min_frequency", min_frequency, 1)
         self.max_token_length = (
@@ -234,7 +226,7 @@ def count(
     column: str = "text",
 ) -> WordCounts:
     """Only the counting phase: the :class:`WordCounts` of ``source``."""
-    specials = _check_specials(special_tokens)
+    specials = check_list(special_tokens)
     trainer = Trainer(
         256 + len(specials),
         pattern=pattern,
