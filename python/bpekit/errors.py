@@ -67,6 +67,11 @@ class UsageError(BpekitError, ValueError):
     fitted or fitted twice, ``top_n < 1``, an empty list to decode."""
 
 
+class NoSidecarError(UsageError):
+    """A ``.tiktoken`` rank file that is not a known encoding's, loaded without its ``.json``
+    sidecar and without ``pattern=``: a rank file holds no pattern or special tokens."""
+
+
 class IdRangeError(InvalidTokenError, OverflowError):
     """A token id to decode outside 0..2**32 (ids are unsigned 32-bit): an InvalidTokenError
     (KeyError) that is also an OverflowError, the exception tiktoken raises for it."""
@@ -88,6 +93,7 @@ __all__ = [
     "InputTypeError",
     "InternalError",
     "InvalidTokenError",
+    "NoSidecarError",
     "PatternError",
     "UnknownIdError",
     "UnknownEncodingError",

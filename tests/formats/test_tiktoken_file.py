@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from bpekit import Tokenizer, patterns
-from bpekit.errors import FormatError, UsageError
+from bpekit.errors import FormatError, NoSidecarError, UsageError
 from bpekit.formats import gguf, tiktoken_file
 from bpekit.formats.hf import from_document
 from datapaths import DATA
@@ -184,8 +184,9 @@ def test_a_plain_pipeline_converts() -> None:
 
 def test_bad_files(tmp_path: Path) -> None:
     (tmp_path / "x.tiktoken").write_bytes(b"YQ== 0\nYg== 1\n")
-    with pytest.raises(UsageError, match="pattern="):
+    with pytest.raises(NoSidecarError, match="pattern=") as raised:  # (the CLI gives its own advice on it)
         tiktoken_file.load(tmp_path / "x.tiktoken")
+    assert isinstance(raised.value, UsageError)
     assert tiktoken_file.load(
         tmp_path / "x.tiktoken", pattern="gpt2", special_tokens={}
     ).encode("ab") == [0, 1]

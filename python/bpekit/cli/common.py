@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from bpekit.errors import UsageError
+from bpekit.errors import NoSidecarError, UsageError
 
 MAX_THREADS = 4096  # as bpekit tokenize (bpekit.datasets.pipeline.MAX_THREADS)
 MAX_VOCAB = 1 << 32  # token ids are unsigned 32-bit
@@ -109,9 +109,7 @@ def load_file(path: str, advice: str | None = None, **options: object):  # noqa:
 
     try:
         return Tokenizer.from_file(path, **options)
-    except UsageError as exc:
-        if "pass pattern=" not in str(exc):
-            raise
+    except NoSidecarError:
         advice = advice or (f"keep the sidecar beside it, or write one with: bpekit convert {path} NEW.tiktoken "
                             "--to tiktoken --pattern PATTERN")
         raise UsageError(f"{path}: a .tiktoken rank file holds no pattern or special tokens and its .json "

@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bpekit.errors import FormatError, UsageError
+from bpekit.errors import FormatError, NoSidecarError, UsageError
 from bpekit.specials import check_map
 
 MAX_SIDECAR_BYTES = 1 << 26
@@ -107,7 +107,7 @@ def load(
             known = (stem, None)  # a pattern and no specials: a file with none
             special_tokens = {}
         if known is None:
-            raise UsageError(
+            raise NoSidecarError(
                 f"{name}: a rank file holds no pattern or special tokens; pass pattern= and special_tokens= "
                 "(or keep the .json sidecar bpekit writes beside it)"
             )
