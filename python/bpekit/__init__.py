@@ -37,7 +37,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Tokenizer": ("bpekit.tokenizer", "Tokenizer"),
     "Trainer": ("bpekit.train", "Trainer"),
     "WordCounts": ("bpekit.train", "WordCounts"),
-    "train": ("bpekit.train", "train"),
+    "train": ("bpekit.train", None),  # the package, which calls its `train` (bpekit/train/__init__.py)
     "train_from_counts": ("bpekit.train", "train_from_counts"),
 }
 
@@ -49,7 +49,6 @@ def __getattr__(name: str) -> Any:
     value = importlib.import_module(module)
     if attr is not None:
         value = getattr(value, attr)
-    # Importing `bpekit.train` binds the package to the name `train`; the function replaces it.
     globals()[name] = value
     return value
 

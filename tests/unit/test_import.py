@@ -3,6 +3,7 @@ trainer and the ``regex`` module only when first named (PEP 562, ``bpekit/__init
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 
@@ -31,9 +32,10 @@ def test_lazy_names_resolve_to_the_same_objects_as_their_modules():
     assert bpekit.Tokenizer is Tokenizer and bpekit.pipeline is pipeline
     assert bpekit.Trainer is Trainer and bpekit.WordCounts is WordCounts
     assert bpekit.train_from_counts is train_from_counts
-    # `bpekit.train` is the function, or (after `import bpekit.train...` in another order) the
-    # package, which calls it
-    assert bpekit.train is train or bpekit.train(iter(["ab ab ab"]), vocab_size=258, show_progress=False).vocab_size == 258
+    # `bpekit.train` is the package, which calls the function
+    assert bpekit.train is sys.modules["bpekit.train"] and bpekit.train.train is train
+    assert bpekit.train(iter(["ab ab ab"]), vocab_size=258, show_progress=False).vocab_size == 258
+    assert inspect.signature(bpekit.train) == inspect.signature(train)
     assert set(bpekit.__all__) <= set(dir(bpekit))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         bpekit.nope  # noqa: B018
@@ -49,3 +51,15 @@ def test_lazy_names_resolve_to_the_same_objects_as_their_modules():
 )
 def test_bpekit_train_is_callable_whatever_was_imported_first(code):
     assert _run(code + "; print(f(iter(['ab ab ab cd']), vocab_size=258, show_progress=False).vocab_size)") == "258"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import bpekit; bpekit.train; import bpekit.train",  # (then bpekit.train.count failed)
+        "import bpekit.train",
+        "import bpekit; from bpekit import train; import bpekit.train.sources",
+    ],
+)
+def test_the_train_package_is_reachable_whatever_was_imported_first(code):
+    assert _run(code + "; print(bpekit.train.count(iter(['ab ab'])).total())") == "2"

@@ -8,6 +8,7 @@ against lives in ``bpekit.reference.train``.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import types
 from typing import Any
@@ -20,12 +21,15 @@ __all__ = ["TIE_RULE", "TrainProgress", "Trainer", "WordCounts", "count", "train
 
 
 class _CallablePackage(types.ModuleType):
-    """``bpekit.train`` names the function :func:`train` once ``bpekit`` has imported it lazily,
-    but ``import bpekit.train.sources`` before that binds this package to the name instead: the
-    package then calls the function, so ``bpekit.train(...)`` works either way."""
+    """``bpekit.train`` is this package, whichever import came first, and calling it calls
+    :func:`train`: ``bpekit.train(...)`` and ``bpekit.train.count(...)`` both work. (When
+    ``bpekit.train`` named the function once ``bpekit`` had imported it lazily, a later
+    ``bpekit.train.count`` failed, or ``bpekit.train(...)`` after ``import bpekit.train``.)"""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return train(*args, **kwargs)
 
 
-sys.modules[__name__].__class__ = _CallablePackage
+_package = sys.modules[__name__]
+_package.__class__ = _CallablePackage
+_package.__signature__ = inspect.signature(train)  # type: ignore[attr-defined]  (inspect.signature(bpekit.train))
