@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from bpekit import errors, patterns
+from bpekit import core, errors, model, patterns  # (core, model: tiktoken's module names)
 from bpekit._core import __version__
 from bpekit.encoding import Encoding
 from bpekit.errors import BpekitError
@@ -64,10 +64,12 @@ __all__ = [
     "Trainer",
     "WordCounts",
     "__version__",
+    "core",
     "dump_tiktoken_bpe",
     "encoding_for_model",
     "encoding_name_for_model",
     "errors",
+    "model",
     "patterns",
     "pipeline",
     "train",

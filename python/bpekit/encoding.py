@@ -11,7 +11,7 @@ import functools
 import operator
 import sys
 from collections.abc import Callable, Collection, Sequence
-from typing import TYPE_CHECKING, AbstractSet, Any, Literal
+from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NoReturn
 
 from bpekit import _core, limits, specials
 from bpekit.errors import (
@@ -557,7 +557,7 @@ def _special_token_regex(tokens: frozenset[str]) -> regex.Pattern[str]:
     return regex.compile(f"({inner})")
 
 
-def raise_disallowed_special_token(token: str) -> None:
+def raise_disallowed_special_token(token: str) -> NoReturn:
     raise DisallowedSpecialError(
         f"Encountered text corresponding to disallowed special token {token!r}.\n"
         "If you want this text to be encoded as a special token, "

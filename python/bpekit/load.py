@@ -92,23 +92,54 @@ def _not_found(filename: str, url: str, tried: list[str], why: str) -> str:
     )
 
 
-def _read_path_or_url(path_or_url: str | os.PathLike[str], expected_hash: str | None) -> bytes:
-    s = os.fspath(path_or_url)
+def check_hash(data: bytes, expected_hash: str) -> bool:
+    """Whether ``data`` has the sha256 ``expected_hash`` (hex), as ``tiktoken.load.check_hash``."""
+    return sha256_hex(data) == expected_hash.lower()
+
+
+def read_file(blobpath: str | os.PathLike[str]) -> bytes:
+    """The bytes of a local file or an https URL (``tiktoken.load.read_file``; http is refused)."""
+    s = os.fspath(blobpath)
     if s.startswith(("http://", "https://")):
-        data = _download(s)
-    else:
-        try:
-            data = Path(s).read_bytes()
-        except OSError as e:
-            raise DataNotFoundError(f"cannot read {s}: {e.strerror or e}") from e
-    if expected_hash and sha256_hex(data) != expected_hash:
-        raise ChecksumError(f"{s} does not have the expected sha256 {expected_hash}")
+        return _download(s)
+    try:
+        return Path(s).read_bytes()
+    except OSError as e:
+        raise DataNotFoundError(f"cannot read {s}: {e.strerror or e}") from e
+
+
+def read_file_cached(blobpath: str | os.PathLike[str], expected_hash: str | None = None) -> bytes:
+    """``read_file``, checked against ``expected_hash`` (sha256 hex) if given; a URL's download is
+    kept in the cache (:func:`cache_dir`, ``urls/<sha1 of the URL>``, written atomically) and read
+    from there next time, as ``tiktoken.load.read_file_cached`` does (a cached copy with the wrong
+    hash is fetched again). ``BPEKIT_OFFLINE=1`` refuses a download."""
+    s = os.fspath(blobpath)
+    if not s.startswith(("http://", "https://")):
+        data = read_file(s)
+        if expected_hash and not check_hash(data, expected_hash):
+            raise ChecksumError(f"{s} does not have the expected sha256 {expected_hash}")
+        return data
+    cached = cache_dir() / "urls" / hashlib.sha1(s.encode()).hexdigest()
+    if cached.is_file():
+        data = cached.read_bytes()
+        if expected_hash is None or check_hash(data, expected_hash):
+            return data
+        cached.unlink(missing_ok=True)  # corrupt or stale: fetch again
+    if os.environ.get("BPEKIT_OFFLINE", "") not in ("", "0"):
+        raise DataNotFoundError(f"{s} is not in the cache ({cached}) and BPEKIT_OFFLINE is set")
+    data = _download(s)
+    if expected_hash and not check_hash(data, expected_hash):
+        raise ChecksumError(f"Hash mismatch for data downloaded from {s} (expected {expected_hash})")
+    try:
+        atomic_write(cached, data)
+    except OSError:
+        pass  # a read-only cache is not fatal
     return data
 
 
 def load_tiktoken_bpe(path_or_url: str | os.PathLike[str], expected_hash: str | None = None) -> dict[bytes, int]:
-    """Reads a ``.tiktoken`` rank file (path or https URL) as ``{token bytes: rank}``."""
-    data = _read_path_or_url(path_or_url, expected_hash)
+    """Reads a ``.tiktoken`` rank file (path or https URL, downloads cached) as ``{token bytes: rank}``."""
+    data = read_file_cached(path_or_url, expected_hash)
     return _core.parse_tiktoken_ranks(data, os.fspath(path_or_url))
 
 

@@ -271,6 +271,60 @@ def test_model_map_equals_tiktoken() -> None:
             bpekit.encoding_for_model(unknown)
 
 
+# tiktoken's names that bpekit leaves out on purpose: modules that tiktoken's modules import for
+# themselves, type names, and ENCODING_CONSTRUCTORS (tiktoken's plugin table of functions that
+# return constructor arguments, filled from the tiktoken_ext namespace packages; bpekit's
+# registry.CONSTRUCTORS return Encodings)
+NOT_TIKTOKEN_API = {"annotations", "base64", "functools", "hashlib", "importlib", "os", "pkgutil", "tiktoken",
+                    "tiktoken_ext", "Sequence", "AbstractSet", "Collection", "Literal", "NoReturn",
+                    "TYPE_CHECKING", "ThreadPoolExecutor", "ENCODING_CONSTRUCTORS", "LOCK", "threading"}
+
+
+@pytest.mark.parametrize("module", ["", "core", "load", "model", "registry"])
+def test_every_public_name_of_tiktoken_is_there(module: str) -> None:
+    """``import bpekit as tiktoken`` then ``tiktoken.model.MODEL_TO_ENCODING``,
+    ``tiktoken.core.Encoding``, ``tiktoken.load.read_file_cached``: the names of tiktoken's
+    modules (as installed) exist in bpekit's of the same name."""
+    tk = pytest.importorskip("tiktoken" + (f".{module}" if module else ""))
+    ours = getattr(bpekit, module) if module else bpekit
+    missing = {n for n in dir(tk) if not n.startswith("_") and not hasattr(ours, n)} - NOT_TIKTOKEN_API
+    assert not missing, f"tiktoken{'.' + module if module else ''} has {sorted(missing)}, bpekit does not"
+
+
+def test_read_file_cached_keeps_a_download_and_checks_its_hash(tmp_path, monkeypatch) -> None:
+    from bpekit import load
+
+    monkeypatch.setenv("BPEKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("BPEKIT_OFFLINE", raising=False)
+    with pytest.raises(errors.DataNotFoundError, match="only https"):
+        load.read_file_cached("http://example.invalid/x.tiktoken")
+    fetched: list[str] = []
+    body = b"aGk= 0\n"
+
+    def download(url: str) -> bytes:  # (tests never touch the network)
+        fetched.append(url)
+        return body
+
+    monkeypatch.setattr(load, "_download", download)
+    url = "https://example.invalid/x.tiktoken"
+    good = load.sha256_hex(body)
+    assert load.load_tiktoken_bpe(url, good) == {b"hi": 0}
+    assert load.read_file_cached(url, good.upper()) == body and load.read_file_cached(url) == body
+    assert fetched == [url]  # downloaded once, then read from the cache
+    with pytest.raises(errors.ChecksumError):
+        load.read_file_cached(url, "0" * 64)  # the cached copy is not it, nor is a new download
+    assert fetched == [url, url]
+    monkeypatch.setenv("BPEKIT_OFFLINE", "1")
+    with pytest.raises(errors.DataNotFoundError, match="BPEKIT_OFFLINE"):
+        load.read_file_cached(url + "?other")
+    assert load.check_hash(body, good) and not load.check_hash(body + b" ", good)
+    local = tmp_path / "local.tiktoken"
+    local.write_bytes(body)
+    assert load.read_file(str(local)) == body and load.read_file_cached(local, good) == body
+    with pytest.raises(errors.ChecksumError):
+        load.read_file_cached(local, "0" * 64)
+
+
 def test_get_encoding_and_list() -> None:
     assert set(bpekit.list_encoding_names()) == set(ENCODINGS)
     assert bpekit.get_encoding("r50k_base") is bpekit.get_encoding("r50k_base")
