@@ -10,7 +10,8 @@ surrogate, an id outside 0..2**32, a repeated token) is a :class:`VocabError`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Set as AbstractSet
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from bpekit.errors import InputTypeError, VocabError

@@ -58,9 +58,9 @@ from bpekit.pipeline.byte_level import to_chars
 from bpekit.pipeline.fast import core_model, core_splitter, encode_texts, metaspace_config
 from bpekit.pipeline.models import BPE, CACHE_MAX_WORD
 from bpekit.pipeline.normalizers import core_normalizer
-from bpekit.specials import check_list, check_map
 from bpekit.pipeline.processors import affixes
 from bpekit.pipeline.rank_model import RankBPE, SentencePieceStage
+from bpekit.specials import check_list, check_map
 from bpekit.tokenizer_export import onig_pattern, tiktoken_sidecar, tiktoken_text
 
 if TYPE_CHECKING:

@@ -14,10 +14,10 @@ from typing import Any
 from bpekit import _core
 from bpekit.errors import DataNotFoundError, InputTypeError, PatternError, VocabError
 from bpekit.patterns import PATTERNS, resolve_pattern
+from bpekit.specials import check_list
 from bpekit.tokenizer import Tokenizer
 from bpekit.train.counts import STAT_KEYS, WordCounts
 from bpekit.train.progress import ProgressBar, TrainProgress
-from bpekit.specials import check_list
 from bpekit.train.sources import ReadOptions, items, known_size, prefetched, resolve
 
 TIE_RULE = "highest count; ties: smallest (left token bytes, right token bytes) in byte order"
