@@ -422,6 +422,25 @@ class Tokenizer:
         ids = [*self.added_tokens.by_id, *getattr(self.model, "vocab_r", range(self.model.get_vocab_size()))]
         return max(ids, default=-1) + 1
 
+    def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
+        """``{token string: id}``, as Hugging Face's ``Tokenizer.get_vocab``: the model's tokens
+        (a rank model's bytes in the byte-level alphabet of the ``tokenizer.json`` that
+        ``export_hf`` writes) and, with ``with_added_tokens``, the added and special tokens."""
+        _check_flag("with_added_tokens", with_added_tokens)
+        if self.encoding is not None:
+            vocab = {to_chars(t): r for t, r in self.ranks.items()}
+            added = self.special_tokens
+        else:
+            vocab = self.model.get_vocab()
+            added = {t.content: t.id for t in self.added_tokens.tokens}
+        if with_added_tokens:
+            vocab.update(added)
+        return vocab
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        """``len(get_vocab(with_added_tokens))``, as Hugging Face's ``Tokenizer.get_vocab_size``."""
+        return len(self.get_vocab(with_added_tokens))
+
     def token_to_id(self, token: str | bytes) -> int | None:
         """The id of a token (``str``: special/added token or model token; ``bytes``: rank models'
         token bytes); ``None`` if absent."""

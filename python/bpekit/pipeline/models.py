@@ -144,6 +144,10 @@ class BPE(Stage):
     def get_vocab_size(self) -> int:
         return len(self.vocab)
 
+    def get_vocab(self) -> dict[str, int]:
+        """``{token string: id}`` (a copy)."""
+        return dict(self.vocab)
+
     def token_to_id(self, token: str) -> int | None:
         return self.vocab.get(token)
 

@@ -30,6 +30,11 @@ class RankBPE:
     def get_vocab_size(self) -> int:
         return len(self.encoding._mergeable_ranks)
 
+    def get_vocab(self) -> dict[str, int]:
+        """``{token string: id}``, the token bytes in the byte-level alphabet (as in the
+        ``tokenizer.json`` that ``to_json`` gives)."""
+        return {to_chars(t): r for t, r in self.encoding._mergeable_ranks.items()}
+
     def token_to_id(self, token: str) -> int | None:
         data = to_bytes(token)
         return None if data is None else self.encoding._mergeable_ranks.get(data)
@@ -56,6 +61,10 @@ class SentencePieceStage:
 
     def get_vocab_size(self) -> int:
         return self.spm.vocab_size
+
+    def get_vocab(self) -> dict[str, int]:
+        """``{piece: id}`` over every id."""
+        return {self.spm.id_to_piece(i): i for i in range(self.spm.vocab_size)}
 
     def token_to_id(self, token: str) -> int | None:
         return self.spm.piece_to_id(token) if self.spm.model.has_piece(token) else None
