@@ -834,6 +834,44 @@ class Tokenizer:
         savers.save(self, path, format)
 
     @classmethod
+    def from_str(cls, json: str, *, seed: int | None = None) -> Tokenizer:
+        """A tokenizer from the text of a Hugging Face ``tokenizer.json``, as
+        ``tokenizers.Tokenizer.from_str`` (``seed=``: BPE dropout's, as for ``from_file``)."""
+        if not isinstance(json, str):
+            raise InputTypeError(f"from_str takes the text of a tokenizer.json (str), got {type(json).__name__}; "
+                                 "bytes go to from_buffer")
+        try:
+            raw = json.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise FormatError(f"<str>: a lone surrogate at position {exc.start} is no JSON text") from None
+        return cls.from_buffer(raw, seed=seed)
+
+    @classmethod
+    def from_buffer(cls, buffer: bytes, *, seed: int | None = None) -> Tokenizer:
+        """A tokenizer from the bytes of a Hugging Face ``tokenizer.json``, as
+        ``tokenizers.Tokenizer.from_buffer``."""
+        from bpekit.formats import hf
+
+        if not isinstance(buffer, (bytes, bytearray, memoryview)):
+            raise InputTypeError(f"from_buffer takes the bytes of a tokenizer.json, got {type(buffer).__name__}")
+        if len(buffer) > hf.DEFAULT_MAX_BYTES:
+            raise FormatError(f"<buffer> is {len(buffer)} bytes, over the limit of {hf.DEFAULT_MAX_BYTES}")
+        return hf.loads(bytes(buffer), "<buffer>", seed=seed)  # type: ignore[no-any-return]
+
+    def to_str(self, pretty: bool = False) -> str:
+        """This tokenizer as the text of a Hugging Face ``tokenizer.json``, as
+        ``tokenizers.Tokenizer.to_str`` (compact, or indented by 2 with ``pretty``); ``save(path,
+        "hf")`` writes the same document to a file."""
+        import json
+
+        from bpekit.formats import hf
+
+        _check_flag("pretty", pretty)
+        if pretty:
+            return json.dumps(hf.document(self), indent=2, ensure_ascii=False)
+        return json.dumps(hf.document(self), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
     def from_dict(cls, doc: Mapping[str, Any], source: str = "<dict>") -> Tokenizer:
         """A tokenizer from a bpekit file (v1) document."""
         return bpekit_file.from_dict(cls, doc, source)

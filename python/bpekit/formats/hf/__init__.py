@@ -7,7 +7,7 @@ and the JSON layout it detected, and the writer re-emits each unchanged top-leve
 
 from __future__ import annotations
 
-from bpekit.formats.hf.read import DEFAULT_MAX_BYTES, from_document, load
+from bpekit.formats.hf.read import DEFAULT_MAX_BYTES, from_document, load, loads
 from bpekit.formats.hf.write import document, dumps
 
-__all__ = ["DEFAULT_MAX_BYTES", "document", "dumps", "from_document", "load"]
+__all__ = ["DEFAULT_MAX_BYTES", "document", "dumps", "from_document", "load", "loads"]
