@@ -48,6 +48,9 @@ wc: WordCounts = count(iter(["ab ab"]))
 trained: Tokenizer = train_from_counts(wc, vocab_size=300)
 trained.save("x.json")
 total: int = wc.total()
+vocab: dict[str, int] = loaded.get_vocab()
+size: int = loaded.get_vocab_size(with_added_tokens=False)
+same: Tokenizer = Tokenizer.from_str(loaded.to_str(pretty=True))
 '''
 
 
