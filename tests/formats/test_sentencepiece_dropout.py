@@ -70,7 +70,7 @@ def test_dropout_gives_valid_segmentations_repeatable_by_seed(path: Path) -> Non
         pieces, ids = tok.encode_pieces_and_ids(line, alpha=0.3, seed=seed)
         assert tok.encode_pieces_and_ids(line, alpha=0.3, seed=seed) == (pieces, ids)
         assert tok.decode(ids) == tok.decode(tok.encode(line))
-        assert all(0 <= i < tok.vocab_size for i in ids)
+        assert all(0 <= i < tok.vocab_size() for i in ids)
         dropped += len(ids)
     assert dropped > plain  # dropping merges leaves more, shorter pieces
     # the line with the most merges has several segmentations

@@ -125,8 +125,8 @@ def test_batches_equal_single_calls() -> None:
         assert tok.encode(lines, num_threads=threads) == single
     assert tok.encode(tuple(lines[:3])) == single[:3]
     assert tok.encode(lines[:3], out_type=str) == [tok.encode(line, out_type=str) for line in lines[:3]]
-    if tok.bos_id >= 0:
-        assert tok.encode(lines[:3], add_bos=True) == [[tok.bos_id, *ids] for ids in single[:3]]
+    if tok.bos_id() >= 0:
+        assert tok.encode(lines[:3], add_bos=True) == [[tok.bos_id(), *ids] for ids in single[:3]]
     assert tok.encode([]) == []
     with pytest.raises(InputTypeError, match="num_threads"):
         tok.encode(lines, num_threads=-2)

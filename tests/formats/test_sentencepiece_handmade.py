@@ -156,7 +156,7 @@ def test_random_models_match_sentencepiece(data: bytes, texts: list[str]) -> Non
         assert tok.encode(text, alpha=1.0) == sp.encode(text, enable_sampling=True, alpha=1.0, nbest_size=-1)
         ids = sp.encode(text)
         assert tok.decode(ids) == sp.decode(ids)
-    everything = list(range(tok.vocab_size))
+    everything = list(range(tok.vocab_size()))
     assert tok.decode(everything) == sp.decode(everything)
 
 

@@ -100,7 +100,7 @@ def test_malformed_utf8_bytes_match_sentencepiece(data: bytes, index: int) -> No
 @given(ids=st.lists(st.integers(0, 299), max_size=16), index=st.integers(0, max(0, len(MODELS) - 1)))
 def test_random_ids_decode_like_sentencepiece(ids: list[int], index: int) -> None:
     tok, sp = ours(MODELS[index]), oracle(MODELS[index])
-    ids = [i % tok.vocab_size for i in ids]
+    ids = [i % tok.vocab_size() for i in ids]
     assert tok.decode(ids) == sp.decode(ids)
     pieces = [tok.id_to_piece(i) for i in ids]
     assert tok.decode(pieces) == sp.decode(pieces)
@@ -116,11 +116,20 @@ def test_extra_options_match_sentencepiece(path: Path) -> None:
         assert tok.encode(text, out_type=str, **options) == sp.encode(text, out_type=str, **options), options
         ids_options = {k: v for k, v in options.items() if k != "emit_unk_piece"}
         assert tok.encode(text, **ids_options) == sp.encode(text, **ids_options), options
-    assert (tok.bos_id, tok.eos_id, tok.unk_id, tok.pad_id) == (sp.bos_id(), sp.eos_id(), sp.unk_id(), sp.pad_id())
-    assert tok.vocab_size == sp.get_piece_size()
-    assert [tok.id_to_piece(i) for i in range(tok.vocab_size)] == [sp.id_to_piece(i) for i in range(tok.vocab_size)]
-    for piece in ("<unk>", "<s>", "\u2581the", "no such piece", "<0x41>"):
-        assert tok.piece_to_id(piece) == sp.piece_to_id(piece)
+    assert (tok.bos_id(), tok.eos_id(), tok.unk_id(), tok.pad_id()) == (sp.bos_id(), sp.eos_id(), sp.unk_id(), sp.pad_id())
+    n = sp.get_piece_size()
+    assert tok.vocab_size() == tok.get_piece_size() == tok.piece_size() == sp.vocab_size() == n
+    assert [tok.id_to_piece(i) for i in range(n)] == [sp.id_to_piece(i) for i in range(n)]
+    assert tok.id_to_piece(list(range(n))) == sp.id_to_piece(list(range(n)))
+    pieces = ["<unk>", "<s>", "\u2581the", "no such piece", "<0x41>"]
+    assert [tok.piece_to_id(p) for p in pieces] == tok.piece_to_id(pieces) == sp.piece_to_id(pieces)
+    for check in ("get_score", "is_unknown", "is_control", "is_unused", "is_byte"):
+        assert [getattr(tok, check)(i) for i in range(n)] == [getattr(sp, check)(i) for i in range(n)], check
+    assert tok.encode_as_ids(text) == sp.encode_as_ids(text)
+    assert tok.encode_as_pieces(text, add_bos=True) == sp.encode_as_pieces(text, add_bos=True)
+    ids = sp.encode_as_ids(text)
+    assert tok.decode_ids(ids) == sp.decode_ids(ids) and tok.decode_pieces(sp.encode_as_pieces(text)) == sp.decode_pieces(
+        sp.encode_as_pieces(text))
 
 
 @pytest.mark.skipif(not MODELS, reason="shared SentencePiece models not found")

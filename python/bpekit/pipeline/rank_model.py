@@ -60,22 +60,22 @@ class SentencePieceStage:
         return self.spm.encode(text)  # type: ignore[no-any-return]
 
     def get_vocab_size(self) -> int:
-        return self.spm.vocab_size
+        return self.spm.vocab_size()
 
     def get_vocab(self) -> dict[str, int]:
         """``{piece: id}`` over every id."""
-        return {self.spm.id_to_piece(i): i for i in range(self.spm.vocab_size)}
+        return {self.spm.id_to_piece(i): i for i in range(self.spm.vocab_size())}
 
     def token_to_id(self, token: str) -> int | None:
         return self.spm.piece_to_id(token) if self.spm.model.has_piece(token) else None
 
     def id_to_token(self, token_id: int) -> str | None:
-        if 0 <= token_id < self.spm.vocab_size:
+        if 0 <= token_id < self.spm.vocab_size():
             return self.spm.id_to_piece(token_id)
         return None
 
     def __repr__(self) -> str:
-        return f"SentencePieceStage({self.spm.vocab_size} pieces)"
+        return f"SentencePieceStage({self.spm.vocab_size()} pieces)"
 
 
 class SentencePieceDecoder:

@@ -21,7 +21,7 @@ from bpekit.errors import EncodeError, FormatError, InputTypeError, InvalidToken
 from bpekit.formats.sentencepiece.bpe import BpeEncoder
 from bpekit.formats.sentencepiece.decoder import decode_ids, decode_pieces
 from bpekit.formats.sentencepiece.fast import core_encoder
-from bpekit.formats.sentencepiece.model import DEFAULT_MAX_BYTES, SentencePieceModel
+from bpekit.formats.sentencepiece.model import BYTE, CONTROL, DEFAULT_MAX_BYTES, UNKNOWN, UNUSED, Piece, SentencePieceModel
 
 
 class SentencePieceBPE:
@@ -77,39 +77,73 @@ class SentencePieceBPE:
         """Writes the model file back, byte for byte as it was read."""
         self.model.save(path)
 
-    @property
+    # sentencepiece's accessors are methods: ``sp.vocab_size()``, ``sp.bos_id()``
+
     def vocab_size(self) -> int:
         return len(self.model.pieces)
 
-    @property
+    def get_piece_size(self) -> int:
+        return len(self.model.pieces)
+
+    piece_size = get_piece_size
+
     def unk_id(self) -> int:
         return self.model.unk_id
 
-    @property
     def bos_id(self) -> int:
         """The id of the bos piece when it is a CONTROL piece, else -1 (as sentencepiece)."""
         return self.model.special_id(self.model.bos_piece)
 
-    @property
     def eos_id(self) -> int:
         return self.model.special_id(self.model.eos_piece)
 
-    @property
     def pad_id(self) -> int:
         return self.model.special_id(self.model.pad_piece)
 
-    def id_to_piece(self, token_id: int) -> str:
+    def _piece(self, token_id: Any) -> Piece:
         if isinstance(token_id, bool) or not isinstance(token_id, int):
             raise InvalidTokenError(f"token ids must be ints, got {type(token_id).__name__} {token_id!r}")
         if not 0 <= token_id < len(self.model.pieces):
-            raise InvalidTokenError(f"token id {token_id} is out of range (vocabulary size {self.vocab_size})")
-        return self.model.pieces[token_id].piece
+            raise InvalidTokenError(f"token id {token_id} is out of range (vocabulary size {len(self.model.pieces)})")
+        return self.model.pieces[token_id]
 
-    def piece_to_id(self, piece: str) -> int:
-        """The id of ``piece``; the unk id when the vocabulary does not have it."""
+    @overload
+    def id_to_piece(self, token_id: int) -> str: ...
+    @overload
+    def id_to_piece(self, token_id: list[int] | tuple[int, ...]) -> list[str]: ...
+    def id_to_piece(self, token_id: int | list[int] | tuple[int, ...]) -> str | list[str]:
+        """The piece of an id (a list of them for a list of ids, as sentencepiece)."""
+        if isinstance(token_id, (list, tuple)):
+            return [self._piece(i).piece for i in token_id]
+        return self._piece(token_id).piece
+
+    @overload
+    def piece_to_id(self, piece: str) -> int: ...
+    @overload
+    def piece_to_id(self, piece: list[str] | tuple[str, ...]) -> list[int]: ...
+    def piece_to_id(self, piece: str | list[str] | tuple[str, ...]) -> int | list[int]:
+        """The id of ``piece``; the unk id when the vocabulary does not have it (a list of ids for
+        a list of pieces)."""
+        if isinstance(piece, (list, tuple)):
+            return [self.piece_to_id(p) for p in piece]
         if not isinstance(piece, str):
             raise InputTypeError(f"a piece is a str, not {type(piece).__name__}")
         return self.model.piece_to_id(piece)
+
+    def get_score(self, token_id: int) -> float:
+        return self._piece(token_id).score
+
+    def is_unknown(self, token_id: int) -> bool:
+        return self._piece(token_id).type == UNKNOWN
+
+    def is_control(self, token_id: int) -> bool:
+        return self._piece(token_id).type == CONTROL
+
+    def is_unused(self, token_id: int) -> bool:
+        return self._piece(token_id).type == UNUSED
+
+    def is_byte(self, token_id: int) -> bool:
+        return self._piece(token_id).type == BYTE
 
     def normalize(self, text: str | bytes) -> str:
         """The normalized text the BPE stage sees (sentencepiece's ``normalize``)."""
@@ -219,8 +253,8 @@ class SentencePieceBPE:
             pieces, ids = self.encode_pieces_and_ids(text, alpha=alpha, seed=seed)
             out = ids if out_type is int else pieces
             if out_type is str and emit_unk_piece:
-                unk = self.model.pieces[self.unk_id].piece
-                out = [unk if self.model.piece_to_id(p) == self.unk_id else p for p in out]
+                unk = self.model.pieces[self.model.unk_id].piece
+                out = [unk if self.model.piece_to_id(p) == self.model.unk_id else p for p in out]
         else:
             raise InputTypeError(f"out_type must be int or str, not {out_type!r}")
         if reverse:
@@ -229,9 +263,9 @@ class SentencePieceBPE:
             if flag and self.model.special_id(piece) < 0:
                 raise EncodeError(f"{name} token {piece!r} is not defined as a control symbol in this model")
         if add_bos:
-            out.insert(0, self.bos_id if out_type is int else self.model.pieces[self.bos_id].piece)
+            out.insert(0, self.bos_id() if out_type is int else self.model.pieces[self.bos_id()].piece)
         if add_eos:
-            out.append(self.eos_id if out_type is int else self.model.pieces[self.eos_id].piece)
+            out.append(self.eos_id() if out_type is int else self.model.pieces[self.eos_id()].piece)
         return out
 
     def encode_pieces_and_ids(
@@ -267,6 +301,18 @@ class SentencePieceBPE:
         if items and isinstance(items[0], str):
             return decode_pieces(self.model, items)
         return decode_ids(self.model, items)
+
+    # sentencepiece's other names for the same calls
+    decode_ids = decode
+    decode_pieces = decode
+
+    def encode_as_ids(self, text: Any, **options: Any) -> Any:
+        """``encode(text, out_type=int, **options)``."""
+        return self.encode(text, out_type=int, **options)
+
+    def encode_as_pieces(self, text: Any, **options: Any) -> Any:
+        """``encode(text, out_type=str, **options)``."""
+        return self.encode(text, out_type=str, **options)
 
 
 def _text(text: Any) -> str | bytes:
