@@ -121,6 +121,29 @@ def _specials(special_tokens: Mapping[str, int] | Sequence[str], first_id: int) 
     return specials
 
 
+def _token_list(tokens: Any) -> list[Any]:
+    if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
+        raise InputTypeError(f"tokens to add are a list of str or AddedToken, not {type(tokens).__name__}")
+    return list(tokens)
+
+
+def _added(item: Any, special: bool) -> AddedToken:
+    """A ``str`` or an added-token object (bpekit's, or ``tokenizers.AddedToken``, read by its
+    attributes) as an AddedToken with a placeholder id; a ``str``'s flags are Hugging Face's
+    defaults (``normalized`` unless special)."""
+    if isinstance(item, str):
+        return AddedToken(0, item, normalized=not special, special=special)
+    content = getattr(item, "content", None)
+    if not isinstance(content, str):
+        raise InputTypeError(f"a token to add is a str or an AddedToken, not {type(item).__name__}")
+    flags = {k: getattr(item, k, default) for k, default in
+             (("single_word", False), ("lstrip", False), ("rstrip", False), ("normalized", not special))}
+    for k, v in flags.items():
+        if not isinstance(v, bool):
+            raise InputTypeError(f"AddedToken {content!r}: {k} must be a bool, got {v!r}")
+    return AddedToken(0, content, special=special or bool(getattr(item, "special", False)), **flags)
+
+
 def ranks_from_merges(merges: Iterable[Pair]) -> dict[bytes, int]:
     """Byte tokens 0..255, then each merge's bytes in order (a repeated spelling keeps its id)."""
     ranks = {bytes([i]): i for i in range(256)}
@@ -440,6 +463,61 @@ class Tokenizer:
     def get_vocab_size(self, with_added_tokens: bool = True) -> int:
         """``len(get_vocab(with_added_tokens))``, as Hugging Face's ``Tokenizer.get_vocab_size``."""
         return len(self.get_vocab(with_added_tokens))
+
+    def add_tokens(self, tokens: Sequence[Any]) -> int:
+        """Adds tokens matched in the text before the pipeline runs, as Hugging Face's
+        ``Tokenizer.add_tokens``: each a ``str`` (not special, matched in the normalized text) or an
+        added-token object (``bpekit.pipeline.AddedToken`` or ``tokenizers.AddedToken``: its
+        ``content`` and flags; an id it has is not used). A token already added is skipped; one the
+        model has keeps the model's id; the others take the next ids. Returns how many were added.
+        Rank models have special tokens only: see :meth:`add_special_tokens`."""
+        if self.encoding is not None:
+            raise UsageError("a rank model (tiktoken-style) has no added tokens but special ones: use add_special_tokens")
+        return self._add(tokens, special=False)
+
+    def add_special_tokens(self, tokens: Sequence[Any]) -> int:
+        """Adds special tokens, as Hugging Face's ``Tokenizer.add_special_tokens`` (a ``str`` is
+        special and matched in the raw text; :meth:`add_tokens` says the rest). A rank model takes
+        them as tiktoken's special tokens, with the ids after its highest (``n_vocab`` on), and
+        rebuilds its ``Encoding``. Returns how many were added."""
+        if self.encoding is None:
+            return self._add(tokens, special=True)
+        contents = [_added(t, special=True).content for t in _token_list(tokens)]
+        specials = dict(self.special_tokens)
+        n = self.n_vocab
+        for content in contents:
+            if content not in specials:
+                specials[content] = n
+                n += 1
+        added = len(specials) - len(self.special_tokens)
+        if added:
+            specials = _specials(specials, len(self.ranks))
+            self._init_ranks(self.ranks, specials, self.pattern, self.encoding.name)  # type: ignore[arg-type]
+        return added
+
+    def _add(self, tokens: Sequence[Any], special: bool) -> int:
+        """Hugging Face's ``AddedVocabulary::add_tokens``: the next id is the model's size, or one
+        past the highest added id when that is already past it."""
+        have = {t.content for t in self.added_tokens.tokens}
+        new: list[AddedToken] = []
+        top = max((t.id for t in self.added_tokens.tokens), default=-1)
+        size = int(self.model.get_vocab_size())
+        for item in _token_list(tokens):
+            token = _added(item, special)
+            if not token.content or token.content in have:
+                continue
+            tid = self.model.token_to_id(token.content)
+            if tid is None:
+                tid = top + 1 if top >= size or size == 0 else size
+            top = max(top, tid)
+            new.append(AddedToken(tid, token.content, token.single_word, token.lstrip, token.rstrip,
+                                  token.normalized, token.special))
+            have.add(token.content)
+        if new:
+            normalize = self.normalizer.normalize if self.normalizer is not None else None
+            self.added_tokens = AddedVocabulary([*self.added_tokens.tokens, *new], normalize)
+            self._refresh()
+        return len(new)
 
     def token_to_id(self, token: str | bytes) -> int | None:
         """The id of a token (``str``: special/added token or model token; ``bytes``: rank models'
