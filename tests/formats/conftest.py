@@ -10,6 +10,14 @@ NEOX = DATA / "hf" / "gpt-neox-20b.tokenizer.json"
 
 
 @pytest.fixture(scope="session")
+def neox_path():
+    """GPT-NeoX's tokenizer.json, for a test that loads its own copy (one it changes)."""
+    if not NEOX.is_file():
+        pytest.skip(f"{NEOX} not found (set BPEKIT_TEST_DATA)")
+    return NEOX
+
+
+@pytest.fixture(scope="session")
 def neox():
     """(bpekit's Tokenizer, Hugging Face's tokenizers.Tokenizer) for GPT-NeoX."""
     tokenizers = pytest.importorskip("tokenizers")

@@ -5,7 +5,6 @@ new special tokens as tiktoken's, after its highest id."""
 from __future__ import annotations
 
 import pytest
-from datapaths import DATA
 
 from bpekit import Tokenizer, get_encoding
 from bpekit.errors import DisallowedSpecialError, InputTypeError, UsageError
@@ -13,16 +12,9 @@ from bpekit.errors import DisallowedSpecialError, InputTypeError, UsageError
 TEXTS = ["a<new1>b <sp> hello world", "the  <new1><sp>the", "<|endoftext|> hello", "HELLO <NEW1>", ""]
 
 
-def _neox():
-    path = DATA / "hf" / "gpt-neox-20b.tokenizer.json"
-    if not path.is_file():
-        pytest.skip(f"{path} not found (set BPEKIT_TEST_DATA)")
-    return path
-
-
-def test_added_tokens_as_tokenizers_adds_them():
+def test_added_tokens_as_tokenizers_adds_them(neox_path):
     tokenizers = pytest.importorskip("tokenizers")
-    path = _neox()
+    path = neox_path
     hf, ours = tokenizers.Tokenizer.from_file(str(path)), Tokenizer.from_file(path)
     for step in (
         lambda t: t.add_tokens(["<new1>", "hello", "<new1>", "Ġthe"]),  # a duplicate; two the model has
@@ -56,8 +48,8 @@ def test_a_rank_model_takes_special_tokens_after_its_highest_id(tmp_path):
         tok.add_tokens(["plain"])
 
 
-def test_bad_tokens_are_refused():
-    tok = Tokenizer.from_file(_neox())
+def test_bad_tokens_are_refused(neox_path):
+    tok = Tokenizer.from_file(neox_path)
     for bad in ("<one>", None, [5], [b"<x>"]):
         with pytest.raises(InputTypeError):
             tok.add_tokens(bad)  # type: ignore[arg-type]

@@ -24,10 +24,8 @@ def _same_as_hf(ours: Tokenizer, hf) -> None:  # noqa: ANN001
         assert ours.get_vocab_size(with_added_tokens=added) == hf.get_vocab_size(with_added_tokens=added)
 
 
-def test_a_tokenizer_json_as_loaded():
-    tokenizers = pytest.importorskip("tokenizers")
-    path = _need(DATA / "hf" / "gpt-neox-20b.tokenizer.json")
-    _same_as_hf(Tokenizer.from_file(path), tokenizers.Tokenizer.from_file(str(path)))
+def test_a_tokenizer_json_as_loaded(neox):
+    _same_as_hf(*neox)
 
 
 def test_a_rank_model_as_its_exported_tokenizer_json(tmp_path):

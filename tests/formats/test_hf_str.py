@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from datapaths import DATA
 
 from bpekit import Tokenizer, get_encoding
 from bpekit.errors import FormatError, InputTypeError
@@ -14,16 +13,9 @@ from bpekit.errors import FormatError, InputTypeError
 TEXTS = ["Hello world!", "  indented\tcode()\n", "naïve café 東京 🙂", "<|endoftext|> after", ""]
 
 
-def _neox():
-    path = DATA / "hf" / "gpt-neox-20b.tokenizer.json"
-    if not path.is_file():
-        pytest.skip(f"{path} not found (set BPEKIT_TEST_DATA)")
-    return path
-
-
-def test_a_tokenizer_json_both_ways():
+def test_a_tokenizer_json_both_ways(neox_path):
     tokenizers = pytest.importorskip("tokenizers")
-    path = _neox()
+    path = neox_path
     hf = tokenizers.Tokenizer.from_file(str(path))
     ours = Tokenizer.from_str(path.read_text(encoding="utf-8"))
     assert Tokenizer.from_buffer(path.read_bytes()).to_str() == ours.to_str()
