@@ -159,7 +159,10 @@ def test_hostile_text_through_compiled_patterns(kind: str) -> None:
     if not any("\ud800" <= c <= "\udfff" for c in text):  # (a Rust &str holds none; the encoders replace them)
         for name in ("jais-2", "poro-chat", "youtu", "exaone-moe", "tiny_aya", *sorted(HAND_LISTS)):
             stages = [SPELLED_OUT.get(stage, stage) for stage in _stages(name)]  # (Tiny Aya's `\b` for fancy-regex)
-            assert _core.IsolatedSplit(stages).split(text) == _core.IsolatedSplit(stages, regex_only=True).split(text), name
+            # fancy-regex is quadratic on a run of digits under superbpe's and Tiny Aya's
+            # lookaheads (32 kB: 32 s and 8 s; the hand-written pass: under 10 ms): 8 kB there
+            same = text[: 8 << 10] if kind == "digits" and name in ("superbpe", "tiny_aya") else text
+            assert _core.IsolatedSplit(stages).split(same) == _core.IsolatedSplit(stages, regex_only=True).split(same), name
     for pattern in CUSTOM[:4]:
         ours, theirs = _pair(pattern)
         assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), pattern
