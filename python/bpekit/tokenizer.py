@@ -486,7 +486,7 @@ class Tokenizer:
         specials = dict(self.special_tokens)
         n = self.n_vocab
         for content in contents:
-            if content not in specials:
+            if content and content not in specials:  # (an empty token matches nothing: skipped, as Hugging Face)
                 specials[content] = n
                 n += 1
         added = len(specials) - len(self.special_tokens)

@@ -46,6 +46,7 @@ def test_a_rank_model_takes_special_tokens_after_its_highest_id(tmp_path):
     assert again.encode(text, allowed_special="all") == [100277, 882, 15960, 100278]
     with pytest.raises(UsageError, match="add_special_tokens"):
         tok.add_tokens(["plain"])
+    assert tok.add_special_tokens(["", "<|im_end|>"]) == 0
 
 
 def test_bad_tokens_are_refused(neox_path):
