@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bpekit import _core
 from bpekit.atomicfile import atomic_write
-from bpekit.errors import ChecksumError, DataNotFoundError, FormatError
+from bpekit.errors import ChecksumError, DataNotFoundError, FormatError, InputTypeError
 
 _DOWNLOAD_TIMEOUT_S = 60
 
@@ -94,12 +94,20 @@ def _not_found(filename: str, url: str, tried: list[str], why: str) -> str:
 
 def check_hash(data: bytes, expected_hash: str) -> bool:
     """Whether ``data`` has the sha256 ``expected_hash`` (hex), as ``tiktoken.load.check_hash``."""
+    if not isinstance(expected_hash, str):
+        raise InputTypeError(f"expected_hash is a sha256 in hex (str), got {type(expected_hash).__name__}")
     return sha256_hex(data) == expected_hash.lower()
+
+
+def _path_or_url(blobpath: object) -> str:
+    if not isinstance(blobpath, (str, os.PathLike)):
+        raise InputTypeError(f"a path or an https URL (str), got {type(blobpath).__name__}")
+    return os.fspath(blobpath)  # type: ignore[return-value]
 
 
 def read_file(blobpath: str | os.PathLike[str]) -> bytes:
     """The bytes of a local file or an https URL (``tiktoken.load.read_file``; http is refused)."""
-    s = os.fspath(blobpath)
+    s = _path_or_url(blobpath)
     if s.startswith(("http://", "https://")):
         return _download(s)
     try:
@@ -113,7 +121,9 @@ def read_file_cached(blobpath: str | os.PathLike[str], expected_hash: str | None
     kept in the cache (:func:`cache_dir`, ``urls/<sha1 of the URL>``, written atomically) and read
     from there next time, as ``tiktoken.load.read_file_cached`` does (a cached copy with the wrong
     hash is fetched again). ``BPEKIT_OFFLINE=1`` refuses a download."""
-    s = os.fspath(blobpath)
+    s = _path_or_url(blobpath)
+    if expected_hash is not None:
+        check_hash(b"", expected_hash)  # (its type, before any download)
     if not s.startswith(("http://", "https://")):
         data = read_file(s)
         if expected_hash and not check_hash(data, expected_hash):

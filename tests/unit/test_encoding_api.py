@@ -318,6 +318,9 @@ def test_read_file_cached_keeps_a_download_and_checks_its_hash(tmp_path, monkeyp
     with pytest.raises(errors.DataNotFoundError, match="BPEKIT_OFFLINE"):
         load.read_file_cached(url + "?other")
     assert load.check_hash(body, good) and not load.check_hash(body + b" ", good)
+    for bad in ((None, None), (5, None), (url, b"00"), (url, 5)):
+        with pytest.raises(errors.InputTypeError):
+            load.read_file_cached(*bad)
     local = tmp_path / "local.tiktoken"
     local.write_bytes(body)
     assert load.read_file(str(local)) == body and load.read_file_cached(local, good) == body
