@@ -18,6 +18,9 @@ from collections.abc import Sequence
 from bpekit.errors import EncodeError, UsageError
 
 DEFAULT_MAX_INPUT_BYTES = 1 << 30
+# the most threads a training run, a tokenize job or a CLI command takes: a larger count is a
+# mistake, not a machine (batches start at most one thread per core anyway)
+MAX_THREADS = 4096
 ENV_VAR = "BPEKIT_MAX_INPUT_BYTES"
 
 _max_input_bytes: int | None = None  # None: not read from the environment yet

@@ -450,14 +450,9 @@ class Tokenizer:
         (a rank model's bytes in the byte-level alphabet of the ``tokenizer.json`` that
         ``export_hf`` writes) and, with ``with_added_tokens``, the added and special tokens."""
         _check_flag("with_added_tokens", with_added_tokens)
-        if self.encoding is not None:
-            vocab = {to_chars(t): r for t, r in self.ranks.items()}
-            added = self.special_tokens
-        else:
-            vocab = self.model.get_vocab()
-            added = {t.content: t.id for t in self.added_tokens.tokens}
+        vocab: dict[str, int] = self.model.get_vocab()  # (a rank model's RankBPE: its special tokens are its added ones)
         if with_added_tokens:
-            vocab.update(added)
+            vocab.update((t.content, t.id) for t in self.added_tokens.tokens)
         return vocab
 
     def get_vocab_size(self, with_added_tokens: bool = True) -> int:
@@ -932,8 +927,6 @@ class Tokenizer:
 
         if not isinstance(buffer, (bytes, bytearray, memoryview)):
             raise InputTypeError(f"from_buffer takes the bytes of a tokenizer.json, got {type(buffer).__name__}")
-        if len(buffer) > hf.DEFAULT_MAX_BYTES:
-            raise FormatError(f"<buffer> is {len(buffer)} bytes, over the limit of {hf.DEFAULT_MAX_BYTES}")
         return hf.loads(bytes(buffer), "<buffer>", seed=seed)  # type: ignore[no-any-return]
 
     def to_str(self, pretty: bool = False) -> str:
@@ -945,9 +938,8 @@ class Tokenizer:
         from bpekit.formats import hf
 
         _check_flag("pretty", pretty)
-        if pretty:
-            return json.dumps(hf.document(self), indent=2, ensure_ascii=False)
-        return json.dumps(hf.document(self), ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(hf.document(self), ensure_ascii=False, indent=2 if pretty else None,
+                          separators=(",", ": ") if pretty else (",", ":"))
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], source: str = "<dict>") -> Tokenizer:

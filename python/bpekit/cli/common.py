@@ -12,8 +12,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from bpekit.errors import NoSidecarError, UsageError
+from bpekit.limits import MAX_THREADS
 
-MAX_THREADS = 4096  # as bpekit tokenize (bpekit.datasets.pipeline.MAX_THREADS)
 MAX_VOCAB = 1 << 32  # token ids are unsigned 32-bit
 MAX_COUNT = (1 << 63) - 1  # counts, lengths and budgets the core holds in 64 bits
 

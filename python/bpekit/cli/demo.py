@@ -89,8 +89,6 @@ def run(args: argparse.Namespace) -> int:
                       show_progress=sys.stderr.isatty())
     corpora = corpus_samples(args.corpora) if args.corpora else {}
     out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{out} exists and is not a folder")
     check_output(args.output, folder=True)
     refuse_overwrite([out / name for name in ("demo.bpekit.json", *REPORT_FILES)], folder_files(args.corpora))
     with writing(out):

@@ -22,11 +22,11 @@ from bpekit.datasets.progress import TokenizeBar, Tracker
 from bpekit.datasets.writer import ShardWriter
 from bpekit.encoding import Encoding
 from bpekit.errors import InputTypeError, UsageError
+from bpekit.limits import MAX_THREADS
 from bpekit.tokenizer import FLAT, Tokenizer
 from bpekit.train.sources import prefetched
 
 ENGINES = ("local", "ray")
-MAX_THREADS = 4096  # a larger count is a mistake, not a machine (the core starts an OS thread for each)
 
 
 def text_bytes(docs: list[str]) -> int:

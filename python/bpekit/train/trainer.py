@@ -13,6 +13,7 @@ from typing import Any
 
 from bpekit import _core
 from bpekit.errors import DataNotFoundError, InputTypeError, PatternError, VocabError
+from bpekit.limits import MAX_THREADS
 from bpekit.patterns import PATTERNS, resolve_pattern
 from bpekit.specials import check_list
 from bpekit.tokenizer import Tokenizer
@@ -61,7 +62,7 @@ class Trainer:
         self.max_token_length = (
             None if max_token_length is None else _check_int("max_token_length", max_token_length, 2)
         )
-        self.threads = _check_int("threads", threads, 0, 4096)
+        self.threads = _check_int("threads", threads, 0, MAX_THREADS)
         self.pattern = resolve_pattern(pattern)
         self.pattern_name = next((name for name, p in PATTERNS.items() if p == self.pattern), None)
         if callback is not None and not callable(callback):

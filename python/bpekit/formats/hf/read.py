@@ -27,11 +27,14 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES, se
         raise FormatError(f"{name} is {size} bytes, over the limit of {max_bytes} (pass max_bytes= to raise it)")
     with open(name, "rb") as f:
         raw = f.read()
-    return loads(raw, name, seed=seed)
+    return loads(raw, name, max_bytes=max_bytes, seed=seed)
 
 
-def loads(raw: bytes, name: str = "tokenizer.json", *, seed: int | None = None) -> Any:
+def loads(raw: bytes, name: str = "tokenizer.json", *, max_bytes: int = DEFAULT_MAX_BYTES,
+          seed: int | None = None) -> Any:
     """A ``Tokenizer`` from the bytes of a ``tokenizer.json`` (``name`` names it in errors)."""
+    if len(raw) > max_bytes:
+        raise FormatError(f"{name} is {len(raw)} bytes, over the limit of {max_bytes} (pass max_bytes= to raise it)")
     try:
         # strict decoding: json.loads(bytes) would let encoded surrogates through ("surrogatepass")
         doc = json.loads(raw.decode(json.detect_encoding(raw)))
