@@ -166,6 +166,14 @@ class _Zstd(io.RawIOBase):
         super().close()
 
 
+def _not_valid(path: Path, kind: str, exc: BaseException) -> FormatError:
+    """The ``FormatError`` for data a reader rejects; an ``OSError`` with an errno (a real read
+    error) is re-raised as it is."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        raise exc
+    return FormatError(f"{path}: not a valid {kind} file ({exc})")
+
+
 class _Checked(io.RawIOBase):
     """A decompressor's bytes; corrupt or truncated data is a ``FormatError`` naming the file
     (an ``OSError`` with an errno, a real read error, stays what it is)."""
@@ -180,9 +188,7 @@ class _Checked(io.RawIOBase):
         try:
             return int(self._inner.readinto(buffer))
         except (OSError, EOFError, zlib.error, lzma.LZMAError, _Corrupt) as exc:
-            if isinstance(exc, OSError) and exc.errno is not None:
-                raise
-            raise FormatError(f"{self._path}: not a valid {self._kind} file ({exc})") from None
+            raise _not_valid(self._path, self._kind, exc) from None
 
     def close(self) -> None:
         self._inner.close()
@@ -282,9 +288,7 @@ def _parquet_items(path: Path, opts: ReadOptions) -> Iterator[Item]:
         try:
             return read()
         except (pa.ArrowException, OSError) as exc:
-            if isinstance(exc, OSError) and exc.errno is not None:
-                raise
-            raise FormatError(f"{path}: not a valid parquet file ({exc})") from None
+            raise _not_valid(path, "parquet", exc) from None
 
     pf = checked(lambda: pq.ParquetFile(path))
     names = pf.schema_arrow.names
