@@ -59,11 +59,19 @@ impl Form {
 
     /// `text` in this form by the full normalization (no quick check).
     fn full(self, text: &str) -> String {
+        self.with_changes(text).map(|(c, _)| c).collect()
+    }
+
+    /// Each char of `text` in this form with the crate's change beside it, which Hugging Face's
+    /// `NormalizedString::transform` turns into offsets: 0 for a char that stands for the next
+    /// char of the input, 1 for one inserted after the previous, `-n` for one that also stands
+    /// for the `n` input chars after it (`bpekit.pipeline.aligned`).
+    pub fn with_changes(self, text: &str) -> Box<dyn Iterator<Item = (char, isize)> + '_> {
         match self {
-            Form::Nfc => text.nfc().map(|(c, _)| c).collect(),
-            Form::Nfd => text.nfd().map(|(c, _)| c).collect(),
-            Form::Nfkc => text.nfkc().map(|(c, _)| c).collect(),
-            Form::Nfkd => text.nfkd().map(|(c, _)| c).collect(),
+            Form::Nfc => Box::new(text.nfc()),
+            Form::Nfd => Box::new(text.nfd()),
+            Form::Nfkc => Box::new(text.nfkc()),
+            Form::Nfkd => Box::new(text.nfkd()),
         }
     }
 }

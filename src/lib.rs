@@ -11,6 +11,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod merge;
 pub mod normalizer;
+pub mod offsets;
 pub mod pairbpe;
 pub mod parallel;
 pub mod prefetch;

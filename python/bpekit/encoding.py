@@ -174,6 +174,21 @@ class Encoding:
         allowed = self._check_special(text, allowed_special, disallowed_special)
         return _valid_text(self._core_bpe.encode, text, allowed)
 
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """:meth:`encode` and, for each id, the span ``(start, end)`` of ``text`` it stands for, in
+        characters (``text[start:end]``). A token holding only some bytes of a character spans
+        that whole character, as in Hugging Face's offsets (``bpekit.offsets``)."""
+        from bpekit.offsets import of_rank_ids
+
+        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return ids, of_rank_ids(text, ids, self._core_bpe.char_offsets)
+
     def encode_to_numpy(
         self,
         text: str,

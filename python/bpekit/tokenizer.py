@@ -54,11 +54,11 @@ from bpekit.formats.recover import recover_merges
 from bpekit.pipeline import decoders, pre_tokenizers
 from bpekit.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bpekit.pipeline.base import Pattern
-from bpekit.pipeline.byte_level import to_chars
-from bpekit.pipeline.fast import core_model, core_splitter, encode_texts, metaspace_config
+from bpekit.pipeline.byte_level import to_bytes, to_chars
+from bpekit.pipeline.fast import core_model, core_splitter, encode_texts, isolated_config, metaspace_config, split_config
 from bpekit.pipeline.models import BPE, CACHE_MAX_WORD
 from bpekit.pipeline.normalizers import core_normalizer
-from bpekit.pipeline.processors import affixes
+from bpekit.pipeline.processors import affixes, spaces_at_ends
 from bpekit.pipeline.rank_model import RankBPE, SentencePieceStage
 from bpekit.specials import check_list, check_map
 from bpekit.tokenizer_export import onig_pattern, tiktoken_sidecar, tiktoken_text
@@ -215,7 +215,7 @@ class Tokenizer:
     # `encode` and `decode`): left out of a pickle and rebuilt after it, so that a pipeline
     # crosses to other processes.
     _DERIVED = ("_splitter", "_fast", "_added_fast", "_normalize", "_pieces", "_built_for", "_decode_built",
-                "encode", "decode", "_calls_bound")
+                "encode", "decode", "_calls_bound", "_offset_table")
     # Whether `encode` and `decode` were bound in Rust (or found not bindable) since a public
     # attribute was last assigned; see `_bind_calls`.
     _calls_bound = False
@@ -575,6 +575,95 @@ class Tokenizer:
         if add_special_tokens and self.post_processor is not None:
             ids = self.post_processor.process(ids)
         return ids
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        add_special_tokens: bool = False,
+        *,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """:meth:`encode` and, for each id, the span ``(start, end)`` of ``text`` it stands for, in
+        characters: Hugging Face's ``Encoding.offsets`` for a ``tokenizer.json`` pipeline (the
+        normalizer's changes mapped back, a byte-fallback or byte-level token inside a character
+        spanning it, the post-processor's ``trim_offsets``, ``(0, 0)`` for the ids it adds); a
+        rank model's are :meth:`Encoding.encode_with_offsets`'s. ``bpekit.offsets`` says more."""
+        _check_flag("add_special_tokens", add_special_tokens)
+        if self.encoding is not None:
+            ids, offsets = self.encoding.encode_with_offsets(text, allowed_special=allowed_special,
+                                                             disallowed_special=disallowed_special)
+        else:
+            ids, offsets = self._pipeline_offsets(_check_text(text))
+        if add_special_tokens and self.post_processor is not None:
+            marks, offsets = self.post_processor.place(offsets)
+            ids = [ids[-1 - m] if m < 0 else m for m in marks]
+        return ids, offsets
+
+    def _pipeline_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """A pipeline's ids of ``text`` (added tokens matched) with their offsets, computed in
+        Python through each stage's ``align`` / ``pre_tokenize_aligned`` / ``tokenize_spans``."""
+        from bpekit.offsets import aligned_input
+
+        self._refresh()
+        model = self.model
+        if not hasattr(model, "tokenize_spans"):
+            raise UsageError(f"{type(model).__name__} does not give offsets (a SentencePiece .model file normalizes and "
+                             "merges inside the model; its tokenizer.json conversion does)")
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
+        fast = self._byte_offsets()
+        for part, tid, first in self.added_tokens.split_aligned(aligned_input(text), self.normalizer):
+            if tid is not None:  # (the span of the match, with the whitespace lstrip/rstrip took)
+                ids.append(tid)
+                offsets.append(part.span(0, len(part)))
+            elif fast is not None:  # a byte-level model in Rust: its ids spell the part's UTF-8
+                got = self._fast.encode(part.text)
+                skip = int(fast[1] and bool(part.text) and not part.text.startswith(" "))  # (the prefix space)
+                ids += got
+                offsets += part.map(fast[0].char_offsets(part.text, got, skip))
+            else:
+                pieces = self.pre_tokenizer.pre_tokenize_aligned([(part, first)]) if self.pre_tokenizer else [(part, first)]
+                for piece, _ in pieces:
+                    got, piece_spans = model.tokenize_spans(piece.text)
+                    ids += got
+                    offsets += piece.map(piece_spans)
+        passes = self.post_processor.trim_passes() if self.post_processor is not None else []
+        if passes and fast is not None:
+            for add_prefix_space in passes:
+                offsets = fast[0].trim(ids, offsets, add_prefix_space)
+        elif passes:
+            added = self.added_tokens.by_id
+            strings = model.vocab_r if isinstance(model, BPE) else {i: model.id_to_token(i) for i in set(ids)}
+            tokens = [added[i].content if i in added else strings.get(i) or "" for i in ids]
+            offsets = self.post_processor.trim(tokens, offsets)  # type: ignore[union-attr]
+        return ids, offsets
+
+    def _byte_offsets(self) -> tuple[Any, bool] | None:
+        """For a byte-level pipeline whose pre-tokenizer and model run in Rust (``_fast``), the byte
+        length of each model id (``_core.ByteLengths``, made once per model) and whether a prefix
+        space goes before each segment; ``None`` where offsets take the Python stages (a prefix
+        space before every piece, dropout, a character-level model)."""
+        if not isinstance(self._fast, _core.PairBPE) or self._splitter is None:
+            return None
+        cached = self.__dict__.get("_offset_table")
+        if cached is None or cached[0] is not self._fast or cached[1] is not self.added_tokens:
+            config = split_config(self.pre_tokenizer)
+            isolated = isolated_config(self.pre_tokenizer) if config is None else None
+            table = None
+            if (config is not None and not config[2]) or (isolated is not None and not isolated[1]):
+                vocab, added = self.model.vocab, self.added_tokens.by_id
+                size = max(max(vocab.values(), default=-1), max(added, default=-1)) + 1
+                lengths, ends = [0] * size, [(0, 0)] * size
+                for token, i in vocab.items():
+                    data = to_bytes(token)
+                    lengths[i] = len(data) if data is not None else len(token.encode("utf-8"))
+                    ends[i] = spaces_at_ends(token)
+                for i, t in added.items():  # (the string Hugging Face trims an added token by)
+                    ends[i] = spaces_at_ends(t.content)
+                table = (_core.ByteLengths(lengths, ends), config is not None and config[1])
+            cached = self.__dict__["_offset_table"] = (self._fast, self.added_tokens, table)
+        return cached[2]
 
     def count(
         self,

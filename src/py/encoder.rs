@@ -446,6 +446,13 @@ impl CoreBPE {
         Ok(out.iter().map(|b| PyBytes::new(py, b)).collect())
     }
 
+    /// The char span of each of `ids` over `text`, which they encode (`bpekit.offsets`).
+    fn char_offsets(&self, text: &str, ids: Vec<Rank>) -> PyResult<Vec<(usize, usize)>> {
+        let vocab = &self.core.vocab;
+        let lengths = ids.iter().map(|&i| vocab.token_bytes(i).map(<[u8]>::len));
+        crate::offsets::char_spans(text, lengths, 0).ok_or_else(super::offsets::not_spelled)
+    }
+
     /// The bytes of one token (ordinary or special); `None` for an unknown id.
     fn token_bytes<'py>(&self, py: Python<'py>, token: Rank) -> Option<Bound<'py, PyBytes>> {
         self.core.vocab.token_bytes(token).map(|b| PyBytes::new(py, b))

@@ -9,6 +9,7 @@ mod decode;
 mod encoder;
 mod flat;
 mod ints;
+mod offsets;
 mod pairbpe;
 mod scratch;
 mod sentencepiece;
@@ -90,6 +91,7 @@ pub(crate) fn panic_err(py: Python<'_>, p: Box<dyn std::any::Any + Send>) -> PyE
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encoder::CoreBPE>()?;
+    m.add_class::<offsets::ByteLengths>()?;
     m.add_class::<bound::EncodingCalls>()?;
     m.add_class::<tokenizer_calls::TokenizerCalls>()?;
     m.add_class::<decode::ByteLevelIds>()?;
@@ -107,6 +109,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pairbpe::pair_merge_ids, m)?)?;
     m.add_function(wrap_pyfunction!(text::fix_surrogates, m)?)?;
     m.add_function(wrap_pyfunction!(text::normalize_unicode, m)?)?;
+    m.add_function(wrap_pyfunction!(text::normalize_unicode_changes, m)?)?;
     m.add_function(wrap_pyfunction!(text::strip_marks, m)?)?;
     m.add_function(wrap_pyfunction!(text::lowercase, m)?)?;
     m.add_function(wrap_pyfunction!(text::class_runs, m)?)?;

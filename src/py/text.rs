@@ -78,6 +78,20 @@ pub fn normalize_unicode<'py>(form: &str, text: &Bound<'py, PyString>) -> PyResu
     Ok(same_or_new(text, form_arg(form)?.normalize(text.to_str()?)))
 }
 
+/// `text` in the Unicode normalization form `form` with Hugging Face's change of each char
+/// (`crate::hf_unicode::Form::with_changes`): the normalized text and one change per char of it
+/// (`bpekit.pipeline.aligned`, which maps offsets through the normalizer).
+#[pyfunction]
+pub fn normalize_unicode_changes(form: &str, text: &str) -> PyResult<(String, Vec<isize>)> {
+    let form = form_arg(form)?;
+    let (mut out, mut changes) = (String::with_capacity(text.len()), Vec::with_capacity(text.len()));
+    for (c, change) in form.with_changes(text) {
+        out.push(c);
+        changes.push(change);
+    }
+    Ok((out, changes))
+}
+
 /// `text` without its combining marks, as Hugging Face's `StripAccents` filters it
 /// (`crate::hf_unicode::strip_marks`): the same object when it has none.
 #[pyfunction]

@@ -44,6 +44,24 @@ def test_encode_special_token_switches(cli, enc):
     assert r.code == 1 and "exclude each other" in r.error_line
 
 
+def test_encode_offsets(cli, enc, data_dir):
+    """``--offsets``: each id's span of the document, as ``encode_with_offsets`` gives it, for an
+    encoding and for a tokenizer.json pipeline, under the special-token switches."""
+    text = "naïve café <|endoftext|>"
+    r = cli("encode", text, "-e", ENC, "--offsets", "--allow-special")
+    ids, offsets = enc.encode_with_offsets(text, allowed_special="all")
+    assert r.code == 0 and r.out.split() == [f"{i}:{a}:{b}" for i, (a, b) in zip(ids, offsets)]
+    got = json_lines(cli("encode", text, "-e", ENC, "--offsets", "--json", "--ordinary").out)
+    assert got[0]["ids"] == enc.encode_ordinary(text) and len(got[0]["offsets"]) == got[0]["count"]
+    assert cli("encode", text, "-e", ENC, "--offsets").code == 1  # (the special token is refused)
+    from bpekit import Tokenizer
+
+    neox_file = data_dir / "hf" / "gpt-neox-20b.tokenizer.json"
+    tok = Tokenizer.from_file(neox_file)
+    got = json_lines(cli("encode", "Hello  world", "-e", str(neox_file), "--offsets", "--json").out)
+    assert (got[0]["ids"], [tuple(o) for o in got[0]["offsets"]]) == tok.encode_with_offsets("Hello  world")
+
+
 def test_count_and_total(cli, enc, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("from standard input"))
     r = cli("count", "-e", ENC, "--json")

@@ -1,5 +1,6 @@
 """Every supported stage and option, in small tokenizer.json documents built with the
-``tokenizers`` Python API, encodes and decodes in bpekit exactly as in ``tokenizers`` itself."""
+``tokenizers`` Python API, encodes (ids and offsets) and decodes in bpekit exactly as in
+``tokenizers`` itself."""
 
 from __future__ import annotations
 
@@ -41,8 +42,10 @@ def same(hf, texts, *, add_special_tokens=False, skip_special_tokens=False):
     ours = from_document(json.loads(hf.to_str()))
     every = [*EDGE, *texts[:60]]
     for text in every:
-        ids = hf.encode(text, add_special_tokens=add_special_tokens).ids
+        encoding = hf.encode(text, add_special_tokens=add_special_tokens)
+        ids = encoding.ids
         assert ours.encode(text, add_special_tokens) == ids, repr(text)
+        assert ours.encode_with_offsets(text, add_special_tokens) == (ids, encoding.offsets), repr(text)
         assert ours.decode(ids, skip_special_tokens=skip_special_tokens) == hf.decode(
             ids, skip_special_tokens=skip_special_tokens
         ), repr(text)

@@ -62,6 +62,9 @@ class _Pipeline:
     def encode(self, text: str, **policy: object) -> list[int]:
         return self._for(text, **policy).encode(text)  # type: ignore[no-any-return]
 
+    def encode_with_offsets(self, text: str, **policy: object) -> tuple[list[int], list[tuple[int, int]]]:
+        return self._for(text, **policy).encode_with_offsets(text)  # type: ignore[no-any-return]
+
     def count(self, text: str, **policy: object) -> int:
         return self._for(text, **policy).count(text)  # type: ignore[no-any-return]
 
@@ -93,6 +96,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser("encode", help="text -> token ids", description="Encode documents; prints one line of ids per document.")
     p.add_argument("text", nargs="*", help="documents to encode (default: stdin)")
     _common(p)
+    p.add_argument("--offsets", action="store_true",
+                   help="also give each id's span of the document, in characters (JSON: \"offsets\": [[start, end], ...]; "
+                        "else one id:start:end per token)")
     p.set_defaults(run=run_encode)
 
     p = sub.add_parser("count", help="count tokens", description="Count the tokens of each document.")
@@ -184,6 +190,13 @@ def _encode_one(enc, args: argparse.Namespace, text: str) -> list[int]:  # noqa:
 def run_encode(args: argparse.Namespace) -> int:
     enc = _encoding(args.encoding)
     for label, text in _documents(args):
+        if args.offsets:
+            ids, offsets = enc.encode_with_offsets(text, **_policy(args))
+            if args.json:
+                print(json.dumps({"source": label, "ids": ids, "count": len(ids), "offsets": offsets}))
+            else:
+                print(" ".join(f"{i}:{a}:{b}" for i, (a, b) in zip(ids, offsets)))
+            continue
         ids = _encode_one(enc, args, text)
         if args.json:
             print(json.dumps({"source": label, "ids": ids, "count": len(ids)}))

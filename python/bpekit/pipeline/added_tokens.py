@@ -18,6 +18,7 @@ import regex
 
 from bpekit import _core
 from bpekit.errors import FormatError
+from bpekit.pipeline.aligned import Aligned
 from bpekit.pipeline.base import get
 from bpekit.pipeline.normalizers import WHITESPACE
 
@@ -151,14 +152,32 @@ class AddedVocabulary:
             out.extend(self._find(part, self._norm, start))
         return out
 
+    def split_aligned(self, text: Aligned, normalizer: Any) -> list[tuple[Aligned, int | None, bool]]:
+        """:meth:`split` of a text that carries its input spans, normalized by ``normalizer``'s
+        ``align`` (for offsets)."""
+        out: list[tuple[Aligned, int | None, bool]] = []
+        for s, e, tid, start in self._cut(text.text, self._raw, True):
+            if tid is not None:
+                out.append((text[s:e], tid, start))
+                continue
+            part = text[s:e]
+            part = normalizer.align(part) if normalizer is not None else part
+            out.extend((part[a:b], t, first) for a, b, t, first in self._cut(part.text, self._norm, start))
+        return out
+
     @staticmethod
     def _find(text: str, matcher: Any, at_start: bool) -> list[Segment]:
+        return [(text[s:e], tid, first) for s, e, tid, first in AddedVocabulary._cut(text, matcher, at_start)]
+
+    @staticmethod
+    def _cut(text: str, matcher: Any, at_start: bool) -> list[tuple[int, int, int | None, bool]]:
+        """``(start, end, id or None, first)`` of each segment of ``text``."""
         if not text:
             return []
         found = matcher.find(text) if matcher is not None else None
         if not found:
-            return [(text, None, at_start)]
-        out: list[Segment] = []
+            return [(0, len(text), None, at_start)]
+        out: list[tuple[int, int, int | None, bool]] = []
         done = 0
         for start, stop, tok in found:
             inside_word = (start and _is_word_char(text[start - 1])) or (stop < len(text) and _is_word_char(text[stop]))
@@ -173,9 +192,9 @@ class AddedVocabulary:
                 while stop < len(text) and text[stop] in WHITESPACE:
                     stop += 1
             if done < start:
-                out.append((text[done:start], None, at_start and done == 0))
-            out.append((text[start:stop], tok.id, at_start and start == 0))
+                out.append((done, start, None, at_start and done == 0))
+            out.append((start, stop, tok.id, at_start and start == 0))
             done = stop
         if done < len(text):
-            out.append((text[done:], None, at_start and done == 0))
+            out.append((done, len(text), None, at_start and done == 0))
         return out

@@ -137,6 +137,7 @@ class BPE(Stage):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.pop("fast_merge", None)  # rebuilt on first use after unpickling
+        state.pop("_marker_cuts", None)
         return state
 
     # ------------------------------------------------------------------ encoding
@@ -178,10 +179,46 @@ class BPE(Stage):
             self._cache[word] = ids
         return ids
 
-    def _symbols(self, word: str) -> list[int]:
-        """Initial symbols: one per character (prefix/suffix applied), byte fallback, unk."""
+    def tokenize_spans(self, word: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """:meth:`tokenize` of ``word`` and the characters of ``word`` each id stands for, as
+        ``(start, end)`` (a byte-fallback id: the character of its byte; for offsets)."""
+        if self.ignore_merges and not self.dropout and (hit := self.vocab.get(word)) is not None:
+            return [hit], [(0, len(word))]
+        ids: list[int] = []
+        spans: list[tuple[int, int]] = []
+        # a SentencePiece-made vocabulary merges a whole text in its words (see `_cuts_before`)
+        # (cut before a marker whose previous character is a token of its own and no marker, so
+        # that no merge and no pending unk crosses the cut)
+        vocab = self.vocab
+        cuts = [i for i, c in enumerate(word) if c == MARKER and i and word[i - 1] != MARKER and word[i - 1] in vocab] \
+            if self._marker_cuts and len(word) > CACHE_MAX_WORD else []
+        done = 0
+        for part in (word[a:b] for a, b in zip([0, *cuts], [*cuts, len(word)])):
+            lengths: list[int] = []
+            ids += self.merge_word(part, lengths)
+            # as Hugging Face: each id's bytes follow the previous id's, and its span is the
+            # characters its first and last bytes are in
+            char_of = [i for i, c in enumerate(part) for _ in range(len(c.encode("utf-8")))]
+            at = 0
+            for n in lengths:
+                spans.append((done + char_of[at], done + char_of[at + n - 1] + 1))
+                at += n
+            done += len(part)
+        return ids, spans
+
+    @functools.cached_property
+    def _marker_cuts(self) -> bool:
+        """Whether a word may be merged in parts cut before markers (the parts of a word with a
+        subword prefix or suffix would take them at the cuts; dropout draws per word)."""
+        plain = not (self.dropout or self.continuing_subword_prefix or self.end_of_word_suffix)
+        return plain and self._cuts_before(MARKER)
+
+    def _symbols(self, word: str, lengths: list[int] | None = None) -> list[int]:
+        """Initial symbols: one per character (prefix/suffix applied), byte fallback, unk; with
+        ``lengths``, the number of bytes of ``word`` each stands for is appended to it."""
         vocab, out = self.vocab, []
         unk: int | None = None  # pending unk id
+        unk_len = 0  # (its bytes)
         last = len(word) - 1
         for i, c in enumerate(word):
             s = c
@@ -193,13 +230,19 @@ class BPE(Stage):
             if tid is not None:
                 if unk is not None:
                     out.append(unk)
+                    if lengths is not None:
+                        lengths.append(unk_len)
                     unk = None
                 out.append(tid)
+                if lengths is not None:
+                    lengths.append(len(c.encode("utf-8")))
                 continue
             if self.byte_fallback:
                 ids = [vocab.get(f"<0x{b:02X}>") for b in s.encode("utf-8")]
                 if all(x is not None for x in ids):
                     out.extend(ids)  # type: ignore[arg-type]  # (a pending unk stays pending, as in HF)
+                    if lengths is not None:
+                        lengths.extend([1] * len(ids))
                     continue
             if self.unk_token is not None:
                 unk_id = vocab.get(self.unk_token)
@@ -207,16 +250,25 @@ class BPE(Stage):
                     raise EncodeError(f"unk_token {self.unk_token!r} is not in the vocabulary")
                 if unk is not None and not self.fuse_unk:
                     out.append(unk)
+                    if lengths is not None:
+                        lengths.append(unk_len)
+                unk_len = unk_len + len(c.encode("utf-8")) if unk is not None and self.fuse_unk else len(c.encode("utf-8"))
                 unk = unk_id
         if unk is not None:
             out.append(unk)
+            if lengths is not None:
+                lengths.append(unk_len)
         return out
 
-    def merge_word(self, word: str) -> list[int]:
-        """Hugging Face's ``Word::merge_all``: lowest (rank, position) pair first, one at a time."""
-        ids = self._symbols(word)
+    def merge_word(self, word: str, lengths: list[int] | None = None) -> list[int]:
+        """Hugging Face's ``Word::merge_all``: lowest (rank, position) pair first, one at a time;
+        with ``lengths``, the number of bytes of ``word`` each id stands for is appended to it."""
+        sizes: list[int] | None = [] if lengths is not None else None
+        ids = self._symbols(word, sizes)
         n = len(ids)
         if n < 2:
+            if lengths is not None:
+                lengths.extend(sizes or ())
             return ids
         pairs = self.pair_ranks
         prev = list(range(-1, n - 1))
@@ -260,6 +312,8 @@ class BPE(Stage):
                 m = pairs.get((new_id, ids[after]))
                 if m is not None:
                     heapq.heappush(heap, (m[0], pos, m[1]))
+        if lengths is not None and sizes is not None:  # a merged id has the bytes of its symbols
+            lengths.extend(sum(sizes[i:nxt[i]]) for i in range(n) if alive[i])
         return [ids[i] for i in range(n) if alive[i]]
 
     # ------------------------------------------------------------------ JSON

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from bpekit import _core
+from bpekit.errors import UsageError
+from bpekit.pipeline.aligned import Aligned
 from bpekit.pipeline.base import Pattern, Stage, build, build_list, get, registry
 
 NORMALIZERS, _register = registry("normalizer")
@@ -38,6 +40,15 @@ class Normalizer(Stage):
     ascii_invariant = False
 
     def normalize(self, text: str) -> str:
+        return text
+
+    def align(self, text: Aligned) -> Aligned:
+        """``normalize`` of ``text.text`` with the input span of each character, as Hugging
+        Face's ``NormalizedString`` keeps them (for offsets). A normalizer of your own that
+        changes the text must say how, by overriding this method."""
+        if self.normalize(text.text) != text.text:
+            raise UsageError(f"{type(self).__name__} changed the text and does not say where its characters come from: "
+                             "offsets need its align() method")
         return text
 
     def core_steps(self) -> list[tuple[Any, ...]] | None:
@@ -72,6 +83,14 @@ class _Unicode(Normalizer):
     def normalize(self, text: str) -> str:
         return _between_surrogates(lambda part: _core.normalize_unicode(self.form, part), text)
 
+    def align(self, text: Aligned) -> Aligned:
+        if not self._own(_Unicode):
+            return super().align(text)
+        if text.text.isascii() or _core.normalize_unicode(self.form, text.text) is text.text:  # (in the form already)
+            return text
+        normalized, changes = _core.normalize_unicode_changes(self.form, text.text)
+        return text.map_chars(zip(normalized, changes))
+
     def core_steps(self) -> list[tuple[Any, ...]] | None:
         return [("form", self.form)] if self._own(_Unicode) else None
 
@@ -103,6 +122,14 @@ class Lowercase(Normalizer):
         # str.lower; and Rust's casing tables, where Python's older ones miss newer pairs: U+1C89)
         return text.lower() if text.isascii() else _between_surrogates(_core.lowercase, text)
 
+    def align(self, text: Aligned) -> Aligned:
+        if not self._own(Lowercase):
+            return super().align(text)
+        if self.normalize(text.text) == text.text:
+            return text
+        # one char may lower to several (İ: i + U+0307), each after the first inserted
+        return text.map_chars((low, int(k > 0)) for c in text.text for k, low in enumerate(self.normalize(c)))
+
     def core_steps(self) -> list[tuple[Any, ...]] | None:
         return [("lowercase",)] if self._own(Lowercase) else None
 
@@ -114,6 +141,11 @@ class StripAccents(Normalizer):
 
     def normalize(self, text: str) -> str:
         return _between_surrogates(_core.strip_marks, text)
+
+    def align(self, text: Aligned) -> Aligned:
+        if not self._own(StripAccents):
+            return super().align(text)
+        return text if text.text.isascii() else text.keep(c.isascii() or _core.strip_marks(c) == c for c in text.text)
 
     def core_steps(self) -> list[tuple[Any, ...]] | None:
         return [("strip_accents",)] if self._own(StripAccents) else None
@@ -134,6 +166,15 @@ class Strip(Normalizer):
             while end > start and text[end - 1] in WHITESPACE:
                 end -= 1
         return text[start:end]
+
+    def align(self, text: Aligned) -> Aligned:
+        if not self._own(Strip):
+            return super().align(text)
+        kept = self.normalize(text.text)
+        if len(kept) == len(text.text):
+            return text
+        start = len(text.text) - len(text.text.lstrip("".join(WHITESPACE))) if self.strip_left else 0
+        return text[start:start + len(kept)]
 
     def core_steps(self) -> list[tuple[Any, ...]] | None:
         return [("strip", self.strip_left, self.strip_right)] if self._own(Strip) else None
@@ -157,6 +198,11 @@ class Replace(Normalizer):
     def normalize(self, text: str) -> str:
         return self.pattern.compiled.sub(lambda _: self.content, text)
 
+    def align(self, text: Aligned) -> Aligned:
+        if not self._own(Replace):
+            return super().align(text)
+        return text.replace((m.span() for m in self.pattern.compiled.finditer(text.text)), self.content)
+
     def core_steps(self) -> list[tuple[Any, ...]] | None:
         literal = not self.pattern.is_regex and self.pattern.text and self._own(Replace)
         return [("replace", self.pattern.text, self.content)] if literal else None
@@ -178,6 +224,9 @@ class Prepend(Normalizer):
 
     def normalize(self, text: str) -> str:
         return self.prepend + text if text else text
+
+    def align(self, text: Aligned) -> Aligned:
+        return text.prepend(self.prepend) if self._own(Prepend) else super().align(text)
 
     def core_steps(self) -> list[tuple[Any, ...]] | None:
         return [("prepend", self.prepend)] if self._own(Prepend) else None
@@ -202,6 +251,13 @@ class Sequence(Normalizer):
     def normalize(self, text: str) -> str:
         for n in self.normalizers:
             text = n.normalize(text)
+        return text
+
+    def align(self, text: Aligned) -> Aligned:
+        if not self._own(Sequence):
+            return super().align(text)
+        for n in self.normalizers:
+            text = n.align(text)
         return text
 
     def core_steps(self) -> list[tuple[Any, ...]] | None:

@@ -15,7 +15,8 @@ from typing import Any
 import regex
 
 from bpekit import _core
-from bpekit.errors import FormatError
+from bpekit.errors import FormatError, UsageError
+from bpekit.pipeline.aligned import Aligned
 from bpekit.pipeline.base import (
     ByteLevelOptions,
     Pattern,
@@ -85,18 +86,34 @@ def find_runs(pattern: regex.Pattern[str], text: str, invert: bool = False) -> l
     return runs
 
 
-def _apply(splits: list[Split_], cut: Any) -> list[Split_]:
-    out: list[Split_] = []
+def _apply(splits: list[Any], cut: Any) -> list[Any]:
+    """Each split cut where ``cut`` (of its text) says: ``str`` splits, or :class:`Aligned` ones
+    (offsets), which keep their input spans."""
+    out = []
     for text, first in splits:
-        for s, e in cut(text):
+        for s, e in cut(text if isinstance(text, str) else text.text):
             if e > s:
                 out.append((text[s:e], first and s == 0))
     return out
 
 
+AlignedSplit = tuple[Aligned, bool]
+
+
 class PreTokenizer(Stage):
     def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
         return splits
+
+    def pre_tokenize_aligned(self, splits: list[AlignedSplit]) -> list[AlignedSplit]:
+        """``pre_tokenize`` of splits that carry their input spans (for offsets). The stages
+        that only cut the text cut ``Aligned`` splits with their own ``pre_tokenize``; those that
+        change it (ByteLevel, Metaspace) say how. A pre-tokenizer of your own that changes the
+        text must override this method."""
+        out = self.pre_tokenize(splits)  # type: ignore[arg-type]
+        if not all(isinstance(t, Aligned) for t, _ in out):
+            raise UsageError(f"{type(self).__name__} does not say where its splits come from: offsets need its "
+                             "pre_tokenize_aligned() method")
+        return out  # type: ignore[return-value]
 
     def pre_tokenize_str(self, text: str) -> list[str]:
         return [t for t, _ in self.pre_tokenize([(text, True)])]
@@ -117,6 +134,23 @@ class ByteLevel(ByteLevelOptions, PreTokenizer):
             for i, p in enumerate(pieces):
                 if p:
                     out.append(("".join(BYTE_TO_CHAR[b] for b in p.encode("utf-8")), first and i == 0))
+        return out
+
+    def pre_tokenize_aligned(self, splits: list[AlignedSplit]) -> list[AlignedSplit]:
+        if type(self).pre_tokenize is not ByteLevel.pre_tokenize:
+            return super().pre_tokenize_aligned(splits)
+        out: list[AlignedSplit] = []
+        for text, first in splits:
+            if not text:
+                continue
+            if self.add_prefix_space and not text.text.startswith(" "):
+                text = text.prepend(" ")
+            cuts = [m.span() for m in GPT2_REGEX.finditer(text.text)] if self.use_regex else [(0, len(text))]
+            for i, (s, e) in enumerate(cuts):
+                if e > s:
+                    # each char becomes the chars of its bytes, all with its span
+                    chars = [(BYTE_TO_CHAR[b], int(k > 0)) for c in text.text[s:e] for k, b in enumerate(c.encode("utf-8"))]
+                    out.append((text[s:e].map_chars(chars), first and i == 0))
         return out
 
 
@@ -174,6 +208,24 @@ class Metaspace(PreTokenizer):
                 self.prepend_scheme == "always" or (self.prepend_scheme == "first" and first)
             ):
                 text = self.replacement + text
+            if self.split:
+                out.extend(_apply([(text, first)], lambda t: split_by(t, find_runs(self._on, t), "MergedWithNext")))
+            elif text:
+                out.append((text, first))
+        return out
+
+    def pre_tokenize_aligned(self, splits: list[AlignedSplit]) -> list[AlignedSplit]:
+        if type(self).pre_tokenize is not Metaspace.pre_tokenize:
+            return super().pre_tokenize_aligned(splits)
+        out: list[AlignedSplit] = []
+        for text, first in splits:
+            if not text:
+                continue
+            text = text.replace(((i, i + 1) for i, c in enumerate(text.text) if c == " "), self.replacement)
+            if not text.text.startswith(self.replacement) and (
+                self.prepend_scheme == "always" or (self.prepend_scheme == "first" and first)
+            ):
+                text = text.prepend(self.replacement)
             if self.split:
                 out.extend(_apply([(text, first)], lambda t: split_by(t, find_runs(self._on, t), "MergedWithNext")))
             elif text:
@@ -285,6 +337,13 @@ class Sequence(PreTokenizer):
     def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
         for p in self.pretokenizers:
             splits = p.pre_tokenize(splits)
+        return splits
+
+    def pre_tokenize_aligned(self, splits: list[AlignedSplit]) -> list[AlignedSplit]:
+        if type(self).pre_tokenize is not Sequence.pre_tokenize:
+            return super().pre_tokenize_aligned(splits)
+        for p in self.pretokenizers:
+            splits = p.pre_tokenize_aligned(splits)
         return splits
 
     @classmethod

@@ -1,15 +1,16 @@
 """Post-processors: add special tokens around an encoded sequence (``add_special_tokens=True``).
 
 ``tokenizer.json`` shapes (formats.md §3.7): TemplateProcessing, ByteLevel (adds nothing; it only
-trims offsets, which bpekit does not report), RobertaProcessing, BertProcessing, Sequence.
+trims offsets), RobertaProcessing, BertProcessing, Sequence. ``trim`` gives the offsets of
+``Tokenizer.encode_with_offsets`` as Hugging Face's processors leave them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bpekit.errors import FormatError
+from bpekit.errors import FormatError, UsageError
 from bpekit.pipeline.base import (
     ByteLevelOptions,
     Stage,
@@ -18,18 +19,85 @@ from bpekit.pipeline.base import (
     get,
     registry,
 )
+from bpekit.pipeline.normalizers import WHITESPACE
 
 PROCESSORS, _register = registry("post_processor")
+Span = tuple[int, int]
 
 
 class PostProcessor(Stage):
     def process(self, ids: list[int], pair: list[int] | None = None) -> list[int]:
         return ids + (pair or [])
 
+    def trim_passes(self) -> list[bool]:
+        """How this processor trims offsets, whether or not it adds special tokens: one pass of
+        :func:`trim_spaces` per ByteLevel or RoBERTa stage with ``trim_offsets``, in order, each
+        with its ``add_prefix_space``."""
+        return []
+
+    def trim(self, tokens: list[str], offsets: list[Span]) -> list[Span]:
+        """The offsets of a sequence of ``tokens`` (their strings) as this processor leaves them."""
+        for add_prefix_space in self.trim_passes():
+            offsets = trim_spaces(tokens, offsets, add_prefix_space)
+        return offsets
+
+    def place(self, offsets: list[Span]) -> tuple[list[int], list[Span]]:
+        """Where ``process`` puts a sequence's tokens among the ids it adds: for each id of the
+        result, -1 - the index of the sequence's token it is, or the added id; and the offsets
+        (an added id's are ``(0, 0)``, as in Hugging Face)."""
+        marks = self.process([-1 - i for i in range(len(offsets))])
+        if [m for m in marks if m < 0] != [-1 - i for i in range(len(offsets))]:
+            raise UsageError(f"{type(self).__name__} does not keep the sequence in order between the ids it adds: "
+                             "no offsets")
+        return marks, [offsets[-1 - m] if m < 0 else (0, 0) for m in marks]
+
+
+_ENDS: dict[str, tuple[int, int]] = {}  # token -> its leading and trailing spaces (most tokens: none)
+
+
+def _spaces(chars: Iterable[str]) -> int:
+    n = 0
+    for c in chars:
+        if c != "\u0120" and c not in WHITESPACE:
+            break
+        n += 1
+    return n
+
+
+def spaces_at_ends(token: str) -> tuple[int, int]:
+    """How many chars at the start and at the end of ``token`` are spaces to trim: ``Ġ`` (a space
+    in the byte-level alphabet) or whitespace (Rust's ``char::is_whitespace``)."""
+    ends = _ENDS.get(token)
+    if ends is None:
+        if len(_ENDS) > 1 << 16:
+            _ENDS.clear()
+        ends = _ENDS[token] = (_spaces(token), _spaces(reversed(token)))
+    return ends
+
+
+def trim_spaces(tokens: list[str], offsets: list[Span], add_prefix_space: bool) -> list[Span]:
+    """Hugging Face's ``process_offsets``: a token's leading and trailing spaces are left out of
+    its span, but for the one space a prefix space added to the first token (the Rust pipelines'
+    copy: ``trim`` in ``src/py/offsets.rs``)."""
+    out = []
+    for i, (token, (start, end)) in enumerate(zip(tokens, offsets)):
+        lead, trail = spaces_at_ends(token)
+        if lead == 1 and add_prefix_space and (i == 0 or start == 0):
+            lead = 0
+        if lead:
+            start = min(start + lead, end)
+        if trail and end >= trail:
+            end = max(end - trail, start)
+        out.append((start, end))
+    return out
+
 
 @_register
 class ByteLevel(ByteLevelOptions, PostProcessor):
-    """Adds nothing to the ids (HF uses it to trim offsets, which bpekit does not produce)."""
+    """Adds nothing to the ids; trims the spaces off each token's offsets (``trim_offsets``)."""
+
+    def trim_passes(self) -> list[bool]:
+        return [self.add_prefix_space] if self.trim_offsets else []
 
 
 def _token(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, int]:
@@ -73,6 +141,9 @@ class RobertaProcessing(PostProcessor):
     def process(self, ids: list[int], pair: list[int] | None = None) -> list[int]:
         out = [self.cls[1], *ids, self.sep[1]]
         return out if pair is None else [*out, self.sep[1], *pair, self.sep[1]]
+
+    def trim_passes(self) -> list[bool]:
+        return [self.add_prefix_space] if self.trim_offsets else []
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> RobertaProcessing:
@@ -167,6 +238,9 @@ class Sequence(PostProcessor):
         for p in self.processors:
             ids, pair = p.process(ids, pair), None
         return ids
+
+    def trim_passes(self) -> list[bool]:
+        return [aps for p in self.processors for aps in p.trim_passes()]
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> Sequence:

@@ -27,6 +27,21 @@ class RankBPE:
         data = to_bytes(word)
         return self.encoding._encode_single_piece(data if data is not None else word.encode("utf-8"))
 
+    def tokenize_spans(self, word: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """:meth:`tokenize` and the characters of ``word`` each id stands for (for offsets)."""
+        data = to_bytes(word)
+        ids = self.tokenize(word)
+        # the bytes the ids spell, each from its char of `word` (a byte-level char is one byte)
+        char_of = list(range(len(word))) if data is not None else \
+            [i for i, c in enumerate(word) for _ in range(len(c.encode("utf-8")))]
+        token_bytes = self.encoding._core_bpe.token_bytes
+        spans, at = [], 0
+        for i in ids:
+            n = len(token_bytes(i))
+            spans.append((char_of[at], char_of[at + n - 1] + 1))
+            at += n
+        return ids, spans
+
     def get_vocab_size(self) -> int:
         return len(self.encoding._mergeable_ranks)
 

@@ -1,0 +1,48 @@
+"""Where each token of an encoding comes from in the input: ``Encoding.encode_with_offsets`` and
+``Tokenizer.encode_with_offsets``.
+
+A token's offsets are the span ``(start, end)`` of characters of the input it stands for, as
+Hugging Face's ``Encoding.offsets`` gives them: a token that holds only some of a character's
+bytes (a byte-level BPE may cut inside a UTF-8 sequence) spans that whole character, so two
+neighbouring tokens may share one. A text with lone surrogates is encoded with them fixed
+(tiktoken's rule: a valid pair is one character, any other surrogate U+FFFD); offsets still
+count the characters of the text as given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bpekit.pipeline.aligned import Aligned, Span
+
+
+def aligned_input(text: str) -> Aligned:
+    """``text`` with its lone surrogates fixed as the encoders fix them, each character with its
+    span of ``text`` (a joined pair spans both of its surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        return Aligned.of(text)
+    chars: list[str] = []
+    spans: list[Span] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if "\ud800" <= c <= "\udbff" and i + 1 < len(text) and "\udc00" <= text[i + 1] <= "\udfff":
+            chars.append(chr(0x10000 + ((ord(c) - 0xD800) << 10) + ord(text[i + 1]) - 0xDC00))
+            spans.append((i, i + 2))
+            i += 2
+            continue
+        chars.append("\ufffd" if "\ud800" <= c <= "\udfff" else c)
+        spans.append((i, i + 1))
+        i += 1
+    return Aligned("".join(chars), spans)
+
+
+def of_rank_ids(text: str, ids: list[int], char_offsets: Callable[[str, list[int]], list[Span]]) -> list[Span]:
+    """The offsets of ``ids``, a rank encoding of ``text`` (its tokens spell its UTF-8 one after
+    another), from the core's ``char_offsets`` (``src/py/offsets.rs``)."""
+    aligned = aligned_input(text)
+    return aligned.map(char_offsets(aligned.text, ids))

@@ -1,0 +1,105 @@
+//! Token offsets in characters, for `Encoding.encode_with_offsets` and the byte-level pipelines'
+//! `Tokenizer.encode_with_offsets` (`bpekit.offsets`): the tokens of a text spell its UTF-8 one
+//! after another, so each token's span follows from the byte lengths of the tokens before it.
+//!
+//! Performance note: the Python loop this replaces (a length per id, a running sum, a byte ->
+//! char table for non-ASCII text) read 4.6 MB/s on English and 2.2 on the multilingual sample
+//! (cl100k); `tokenizers`' `encode(...).offsets` 2.1. One pass here counts the UTF-8 lead bytes
+//! up to each token's ends.
+
+/// The char index of byte positions of a UTF-8 text, asked in increasing order.
+struct CharIndex<'a> {
+    text: &'a [u8],
+    scanned: usize,
+    leads: usize,
+}
+
+impl CharIndex<'_> {
+    /// The index of the char byte `p` belongs to (`p < text.len()`, not below an earlier `p`).
+    fn of(&mut self, p: usize) -> usize {
+        while self.scanned <= p {
+            self.leads += usize::from(self.text[self.scanned] & 0xC0 != 0x80);
+            self.scanned += 1;
+        }
+        self.leads - 1
+    }
+}
+
+/// The char span of each token of `text` whose byte lengths `lengths` gives: the tokens spell
+/// `skip` bytes that are not in the text (the prefix space a pre-tokenizer adds, which belongs to
+/// the first char, as Hugging Face aligns it) and then the text's bytes. A span runs from the
+/// char of a token's first byte to the end of the char of its last. `None` when a length is
+/// missing or zero, or the lengths do not add up to the text.
+pub fn char_spans(text: &str, lengths: impl Iterator<Item = Option<usize>>, skip: usize) -> Option<Vec<(usize, usize)>> {
+    let total = text.len() + skip;
+    let mut index = CharIndex { text: text.as_bytes(), scanned: 0, leads: 0 };
+    let mut out = Vec::with_capacity(text.len() / 3);
+    let mut at = 0usize;
+    for n in lengths {
+        let n = n.filter(|&n| n > 0 && at + n <= total)?;
+        let (first, last) = (at, at + n - 1);
+        let start = if first < skip { 0 } else { index.of(first - skip) };
+        let end = if last < skip { 0 } else { index.of(last - skip) };
+        out.push((start, end + 1));
+        at += n;
+    }
+    (at == total && (skip == 0 || !text.is_empty())).then_some(out)
+}
+
+/// Hugging Face's `process_offsets` (a ByteLevel or RoBERTa post-processor's `trim_offsets`):
+/// each span loses as many chars at its start and end as its token has spaces there (`ends`:
+/// leading and trailing `Ġ` or whitespace), except the one space that `add_prefix_space` put
+/// before the first token (the token at 0, or any that starts the text).
+pub fn trim(spans: &mut [(usize, usize)], ends: impl Iterator<Item = (usize, usize)>, add_prefix_space: bool) {
+    for (i, (span, (mut lead, trail))) in spans.iter_mut().zip(ends).enumerate() {
+        let (mut start, mut end) = *span;
+        if lead == 1 && add_prefix_space && (i == 0 || start == 0) {
+            lead = 0;
+        }
+        if lead > 0 {
+            start = (start + lead).min(end);
+        }
+        if trail > 0 && end >= trail {
+            end = (end - trail).max(start);
+        }
+        *span = (start, end);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{char_spans, trim};
+
+    fn spans(text: &str, lengths: &[usize], skip: usize) -> Option<Vec<(usize, usize)>> {
+        char_spans(text, lengths.iter().map(|&n| Some(n)), skip)
+    }
+
+    #[test]
+    fn tokens_inside_a_char_span_it() {
+        // "aé👍": a (1 byte), é (2), 👍 (4); tokens: "a", the first byte of é, its second byte
+        // with the emoji's first two, the emoji's last two
+        assert_eq!(spans("aé👍", &[1, 1, 3, 2], 0), Some(vec![(0, 1), (1, 2), (1, 3), (2, 3)]));
+        assert_eq!(spans("ab", &[1, 1, 1], 1), Some(vec![(0, 1), (0, 1), (1, 2)]));
+        assert_eq!(spans("ab", &[3], 1), Some(vec![(0, 2)]));
+        assert_eq!(spans("", &[], 0), Some(vec![]));
+    }
+
+    #[test]
+    fn trimming_keeps_the_prefix_space_of_the_first_token() {
+        let mut spans = vec![(0, 6), (6, 12), (12, 14), (14, 14)];
+        trim(&mut spans, [(1, 0), (1, 1), (2, 0), (1, 0)].into_iter(), true);
+        assert_eq!(spans, vec![(0, 6), (7, 11), (14, 14), (14, 14)]);
+        let mut spans = vec![(0, 6)];
+        trim(&mut spans, [(1, 0)].into_iter(), false);
+        assert_eq!(spans, vec![(1, 6)]);
+    }
+
+    #[test]
+    fn lengths_that_do_not_spell_the_text_are_refused() {
+        assert_eq!(spans("abc", &[1, 1], 0), None);
+        assert_eq!(spans("abc", &[2, 2], 0), None);
+        assert_eq!(spans("abc", &[3, 0], 0), None);
+        assert_eq!(spans("", &[1], 1), None);
+        assert_eq!(char_spans("ab", [Some(1), None].into_iter(), 0), None);
+    }
+}

@@ -1,0 +1,43 @@
+//! The Python side of token offsets (`crate::offsets`): `CoreBPE.char_offsets` (in
+//! `encoder.rs`) and [`ByteLengths`], a pipeline's table of byte lengths and trimmable spaces.
+
+use crate::offsets::{char_spans, trim};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// The error for ids that do not spell the text.
+pub fn not_spelled() -> PyErr {
+    PyValueError::new_err("the ids do not spell the text: no offsets")
+}
+
+/// The byte length of each id of a pipeline's model, and the spaces at either end of each id's
+/// token string (`bpekit.Tokenizer._byte_offsets`), to give the char spans of its ids over a text
+/// and trim them as its post-processor does.
+#[pyclass(module = "bpekit._core", frozen)]
+pub struct ByteLengths {
+    lengths: Vec<u32>,
+    ends: Vec<(u16, u16)>,
+}
+
+#[pymethods]
+impl ByteLengths {
+    #[new]
+    fn new(lengths: Vec<u32>, ends: Vec<(u16, u16)>) -> Self {
+        ByteLengths { lengths, ends }
+    }
+
+    /// `spans` (of `ids`) trimmed as [`trim`] does; an id without an entry has no spaces.
+    fn trim(&self, ids: Vec<u32>, mut spans: Vec<(usize, usize)>, add_prefix_space: bool) -> Vec<(usize, usize)> {
+        let ends = ids.iter().map(|&i| self.ends.get(i as usize).map_or((0, 0), |&(a, b)| (a as usize, b as usize)));
+        trim(&mut spans, ends, add_prefix_space);
+        spans
+    }
+
+    /// The char span of each of `ids` over `text` (see [`char_spans`]; `skip` bytes first).
+    #[pyo3(signature = (text, ids, skip = 0))]
+    fn char_offsets(&self, text: &str, ids: Vec<u32>, skip: usize) -> PyResult<Vec<(usize, usize)>> {
+        let lengths = ids.iter().map(|&i| self.lengths.get(i as usize).map(|&n| n as usize));
+        char_spans(text, lengths, skip).ok_or_else(not_spelled)
+    }
+}
+

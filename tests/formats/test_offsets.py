@@ -1,0 +1,157 @@
+"""``encode_with_offsets``: the ids and each id's span of the input, equal to Hugging Face
+``tokenizers``' ``Encoding.offsets`` on real files (GPT-NeoX's tokenizer.json, the GGUF
+vocabularies' tokenizer.json documents, cl100k and o200k exported), and checked by their meaning
+(``text[start:end]`` holds the token's bytes) on hostile text. The stage-by-stage comparison with
+``tokenizers`` is in ``test_hf_stages.py`` (every stage test checks offsets too)."""
+
+from __future__ import annotations
+
+import json
+
+import bpekit
+import pytest
+from bpekit import Tokenizer
+from bpekit.errors import DisallowedSpecialError, InputTypeError, UsageError
+from bpekit.formats.gguf.to_hf import tokenizer_json
+from bpekit.pipeline import normalizers
+from bpekit.tokenizer_export import hf_tokenizer_json
+from datapaths import DATA
+from formats.test_gguf_support import BPE_NAMES, corpus_sample, vocab
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+tokenizers = pytest.importorskip("tokenizers")
+
+EDGE = [
+    "", " ", "  two  spaces  ", "Hello, World! It's 2024: 12345 apples.", "tab\tand\nnewline\r\n  \n",
+    "naïve café ÉCOLE ΣΟΦΟΣ straße", "e\u0301 ﬁ ① ² \u1e9b\u0323 ｶﾞ 한", "日本語のテキスト", "emoji 👍🏽 ok 🇫🇷",
+    "<|endoftext|> x <|im_start|>user", "don't  I'LL we've", "   \n\n x  \t\r\n 12345678 Cửa Việt ſ 'S 'll",
+    "ends with space ", " starts", "\u3000ideographic\u3000space", "a" * 300 + " " + "é" * 200,
+]
+
+
+@pytest.fixture(scope="module")
+def lines() -> list[str]:
+    return corpus_sample(stride=6, per_file=6) + EDGE
+
+
+def spelled(tok, text, ids, offsets):
+    """Each token's bytes are in the UTF-8 of its span, and the spans go left to right."""
+    data = tok.decode_bytes if hasattr(tok, "decode_bytes") else None
+    last = 0
+    for i, (start, end) in zip(ids, offsets):
+        assert 0 <= start <= end <= len(text) and start >= last - 1, (text, offsets)
+        if data is not None and end > start:
+            assert data([i]) in text[start:end].encode("utf-8", "surrogatepass") or start < last, (i, text[start:end])
+        last = max(last, start)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_rank_encodings_give_hugging_face_offsets(name, lines):
+    """tiktoken encodings: the offsets ``tokenizers`` gives on the exported tokenizer.json (whose
+    ByteLevel post-processor does not trim), specials allowed."""
+    enc = bpekit.get_encoding(name)
+    doc = hf_tokenizer_json(enc._mergeable_ranks, enc._special_tokens, enc._pat_str)
+    hf = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    for text in lines:
+        want = hf.encode(text, add_special_tokens=False)
+        ids, offsets = enc.encode_with_offsets(text, allowed_special="all")
+        assert ids == want.ids, repr(text[:60])
+        assert offsets == want.offsets, repr(text[:60])
+        spelled(enc, text, ids, offsets)
+    tok = Tokenizer.from_encoding(enc)
+    text = "Hello <|endoftext|> wörld"
+    assert tok.encode_with_offsets(text, allowed_special="all") == enc.encode_with_offsets(text, allowed_special="all")
+    with pytest.raises(DisallowedSpecialError):
+        enc.encode_with_offsets("<|endoftext|>")
+
+
+def test_gpt_neox_tokenizer_json(neox, lines):
+    """NFC, ByteLevel with trim_offsets, added tokens of runs of spaces (normalized): the offsets
+    of ``tokenizers``, with and without the post-processor's special tokens."""
+    ours, hf = neox
+    for text in lines:
+        for special in (False, True):
+            want = hf.encode(text, add_special_tokens=special)
+            assert ours.encode_with_offsets(text, special) == (want.ids, want.offsets), repr(text[:60])
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_gguf_vocabularies_as_tokenizer_json(name, lines):
+    """llama.cpp's byte-level vocabularies as Hugging Face pipelines (formats.md §5.8: GPT-2,
+    Llama 3, Qwen 2 with NFC, DeepSeek's split sequence): bpekit loading that document gives the
+    offsets ``tokenizers`` gives on it."""
+    doc = tokenizer_json(vocab(name))
+    hf = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    ours = Tokenizer.from_str(json.dumps(doc))
+    for text in lines:
+        for special in (False, True):
+            want = hf.encode(text, add_special_tokens=special)
+            assert ours.encode_with_offsets(text, special) == (want.ids, want.offsets), (name, text[:60])
+
+
+def test_lone_surrogates_count_in_the_text_as_given():
+    """A text with lone surrogates is encoded with them fixed (a pair joined, U+FFFD for the
+    rest); its offsets still index the text as given."""
+    enc = bpekit.get_encoding("cl100k_base")
+    text = "a\ud83d\ude00b\ud800c \udfff"
+    fixed = "a\U0001f600b\ufffdc \ufffd"
+    # each char of the fixed text and its span of the text (the emoji: both of its surrogates)
+    spans = [(0, 1), (1, 3), (3, 4), (4, 5), (5, 6), (6, 7), (7, 8)]
+
+    def mapped(offsets):
+        return [(spans[a][0], spans[b - 1][1]) for a, b in offsets]
+
+    fixed_ids, fixed_offsets = enc.encode_with_offsets(fixed)
+    assert enc.encode_with_offsets(text) == (fixed_ids, mapped(fixed_offsets))
+    neox = DATA / "hf" / "gpt-neox-20b.tokenizer.json"
+    if neox.is_file():
+        tok = Tokenizer.from_file(neox)
+        fixed_ids, fixed_offsets = tok.encode_with_offsets(fixed)
+        assert tok.encode_with_offsets(text) == (fixed_ids, mapped(fixed_offsets))
+
+
+def test_what_cannot_give_offsets_says_why():
+    sp = DATA / "spm" / "bpe_shakes_1000.model"
+    if sp.is_file():
+        with pytest.raises(UsageError, match="SentencePiece"):
+            Tokenizer.from_file(sp).encode_with_offsets("Hello")
+
+    class Shout(normalizers.Normalizer):
+        def normalize(self, text: str) -> str:
+            return text.upper()
+
+    doc = tokenizer_json(vocab("gpt-2"))
+    tok = Tokenizer.from_str(json.dumps(doc))
+    tok.normalizer = Shout()
+    assert tok.encode_with_offsets("ABC DEF")[0] == tok.encode("ABC DEF")  # unchanged text: fine
+    with pytest.raises(UsageError, match="align"):
+        tok.encode_with_offsets("abc")
+    with pytest.raises(InputTypeError):
+        tok.encode_with_offsets(b"abc")  # type: ignore[arg-type]
+    with pytest.raises(InputTypeError):
+        bpekit.get_encoding("cl100k_base").encode_with_offsets(None)  # type: ignore[arg-type]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60))
+def test_random_text_matches_tokenizers(text):
+    """Random Unicode (marks, compatibility characters, controls) through GPT-NeoX (NFC) and
+    Qwen 2's vocabulary (NFC, its split pattern): the offsets of ``tokenizers``."""
+    for ours, hf in _random_pairs():
+        want = hf.encode(text, add_special_tokens=False)
+        assert ours.encode_with_offsets(text) == (want.ids, want.offsets)
+
+
+_PAIRS: list = []
+
+
+def _random_pairs():
+    if not _PAIRS:
+        neox = DATA / "hf" / "gpt-neox-20b.tokenizer.json"
+        if neox.is_file():
+            _PAIRS.append((Tokenizer.from_file(neox), tokenizers.Tokenizer.from_file(str(neox))))
+        doc = json.dumps(tokenizer_json(vocab("qwen2")))
+        _PAIRS.append((Tokenizer.from_str(doc), tokenizers.Tokenizer.from_str(doc)))
+    return _PAIRS
+
