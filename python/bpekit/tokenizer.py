@@ -702,10 +702,10 @@ class Tokenizer:
         """A part of ``text`` that encodes (``encode(part)``, no post-processor) to at most
         ``max_tokens`` ids: its start (``side="right"``, the default, cuts the end) or its end
         (``side="left"``). A rank model cuts as :meth:`Encoding.truncate` (with its special-token
-        policy). A pipeline, whose normalizer and added tokens do not map ids back to the text,
-        searches the cut (:func:`bpekit.encoding.longest_cut`): a window that doubles until it
-        takes more than ``max_tokens`` ids, then a binary search over characters, so the work
-        depends on the budget, not on the length of the text."""
+        policy). A pipeline searches the cut (:func:`bpekit.encoding.longest_cut`): a window that
+        doubles until it takes more than ``max_tokens`` ids, then a binary search over characters,
+        so the work depends on the budget, not on the length of the text (its offsets would map
+        ids back to the text, but only after encoding all of it)."""
         if self.encoding is not None:
             return self.encoding.truncate(text, max_tokens, side=side, allowed_special=allowed_special,
                                           disallowed_special=disallowed_special)

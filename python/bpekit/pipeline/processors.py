@@ -2,7 +2,8 @@
 
 ``tokenizer.json`` shapes (formats.md §3.7): TemplateProcessing, ByteLevel (adds nothing; it only
 trims offsets), RobertaProcessing, BertProcessing, Sequence. ``trim`` gives the offsets of
-``Tokenizer.encode_with_offsets`` as Hugging Face's processors leave them.
+``Tokenizer.encode_with_offsets`` as Hugging Face's processors leave them, ``place`` puts the
+ids a processor adds among them.
 """
 
 from __future__ import annotations
