@@ -608,8 +608,8 @@ class Tokenizer:
         self._refresh()
         model = self.model
         if not hasattr(model, "tokenize_spans"):
-            raise UsageError(f"{type(model).__name__} does not give offsets (a SentencePiece .model file normalizes and "
-                             "merges inside the model; its tokenizer.json conversion does)")
+            raise UsageError(f"{type(model).__name__} does not give offsets: a model stage of your own needs a "
+                             "tokenize_spans() method")
         ids: list[int] = []
         offsets: list[tuple[int, int]] = []
         fast = self._byte_offsets()

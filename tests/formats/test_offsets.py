@@ -111,12 +111,57 @@ def test_lone_surrogates_count_in_the_text_as_given():
         assert tok.encode_with_offsets(text) == (fixed_ids, mapped(fixed_offsets))
 
 
-def test_what_cannot_give_offsets_says_why():
-    sp = DATA / "spm" / "bpe_shakes_1000.model"
-    if sp.is_file():
-        with pytest.raises(UsageError, match="SentencePiece"):
-            Tokenizer.from_file(sp).encode_with_offsets("Hello")
+SPM = sorted((DATA / "spm").glob("*.model")) if (DATA / "spm").is_dir() else []
 
+
+def _byte_to_char(text: str) -> dict[int, int]:
+    out, at = {}, 0
+    for i, c in enumerate(text):
+        out[at] = i
+        at += len(c.encode("utf-8"))
+    out[at] = len(text)
+    return out
+
+
+@pytest.mark.parametrize("path", SPM, ids=lambda p: p.name)
+def test_sentencepiece_models_give_sentencepiece_offsets(path, lines):
+    """Every shared SentencePiece model (byte fallback, unknown runs, user-defined pieces, no
+    dummy prefix, whitespace as suffix, identity normalization): each piece's ``begin`` / ``end``
+    that sentencepiece gives (``return_type="proto"``, in bytes), in characters, through
+    ``SentencePieceBPE`` and through ``Tokenizer.from_file``."""
+    sentencepiece = pytest.importorskip("sentencepiece")
+    from bpekit.formats.sentencepiece import SentencePieceBPE
+
+    ref = sentencepiece.SentencePieceProcessor(model_file=str(path))
+    ours, tok = SentencePieceBPE.load(path), Tokenizer.from_file(path)
+    for text in [*lines, "   ", "  Hello  wörld 日本 ", "ＡＢＣ ｶﾞ\tx\n"]:
+        pieces = ref.encode(text, return_type="proto").pieces
+        at = _byte_to_char(text)
+        want = ([p.id for p in pieces], [(at[p.begin], at[p.end]) for p in pieces])
+        assert ours.encode_with_offsets(text) == want, (path.name, text[:60])
+        assert tok.encode_with_offsets(text) == want, (path.name, text[:60])
+
+
+@pytest.mark.parametrize("name", ["llama-spm", "phi-3"])
+def test_gguf_sentencepiece_vocabularies(name, lines):
+    """llama.cpp's SentencePiece vocabularies (no reference gives offsets for them): the ids of
+    ``encode``, spans in order inside the text, and each piece that is plain text spans it."""
+    from bpekit.formats import gguf
+    from formats.test_gguf_support import gguf_path
+
+    tok = gguf.load(gguf_path(name))
+    spm = tok.model.spm
+    for text in lines:
+        ids, offsets = tok.encode_with_offsets(text)
+        assert ids == tok.encode(text)
+        assert all(0 <= a <= b <= len(text) for a, b in offsets) and offsets == sorted(offsets)
+        for i, (a, b) in zip(ids, offsets):
+            piece = spm.id_to_piece(i)
+            if piece.isalpha():
+                assert text[a:b] == piece, (name, piece, text[a:b])
+
+
+def test_what_cannot_give_offsets_says_why():
     class Shout(normalizers.Normalizer):
         def normalize(self, text: str) -> str:
             return text.upper()

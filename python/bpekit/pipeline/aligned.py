@@ -69,7 +69,12 @@ class Aligned:
             o = self.origin
             return [(o + a, o + b) for a, b in cuts] if o else cuts
         spans = self._spans
-        return [(spans[a][0], spans[b - 1][1]) for a, b in cuts]
+        return [(spans[a][0], spans[b - 1][1]) if a < b else self._at(a) for a, b in cuts]
+
+    def _at(self, i: int) -> Span:
+        """The empty input span where ``text[i:i]`` is."""
+        at = self._spans[i][0] if i < len(self.text) else self._spans[-1][1] if self.text else self.origin  # type: ignore[index]
+        return at, at
 
     def transform(self, start: int, end: int, chars: Iterable[tuple[str, int]], removed_first: int = 0) -> Aligned:
         """``text[start:end]`` replaced by ``chars``, each with its change: 0 stands for the next

@@ -74,6 +74,10 @@ class SentencePieceStage:
     def tokenize(self, text: str) -> list[int]:
         return self.spm.encode(text)  # type: ignore[no-any-return]
 
+    def tokenize_spans(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """:meth:`tokenize` and each id's span of ``text`` (sentencepiece's; for offsets)."""
+        return self.spm.encode_with_offsets(text)  # type: ignore[no-any-return]
+
     def get_vocab_size(self) -> int:
         return self.spm.vocab_size()
 

@@ -107,6 +107,49 @@ class Normalizer:
                 pass
         return self._join(self._byte_prefixes(_utf8(text)))
 
+    def normalize_with_origins(self, text: str) -> tuple[str, list[int]]:
+        """The normalized text and, for each of its chars and once more at its end, the offset in
+        the UTF-8 of ``text`` of the input it comes from: sentencepiece's ``norm_to_orig`` (a
+        char a rule or user-defined piece writes: where that prefix starts; the dummy prefix:
+        after the leading spaces removed; the end: the input consumed), for offsets."""
+        used: list[int] = []
+        prefixes = self._byte_prefixes(_utf8(text), used)
+        remove, escape = self.remove_extra_whitespaces, self.escape_whitespaces
+        space = SPACE_SYMBOL if escape else " "
+        consumed = k = 0
+        if remove:  # leading spaces
+            while k < len(prefixes) and prefixes[k] == " ":
+                consumed += used[k]
+                k += 1
+        if k == len(prefixes):
+            return "", [consumed]
+        out: list[str] = []
+        origins: list[int] = []
+        if self.add_dummy_prefix and not self.treat_whitespace_as_suffix:
+            out.append(space)
+            origins.append(consumed)
+        prev_space = remove
+        for piece, n in zip(prefixes[k:], used[k:]):
+            if prev_space:
+                piece = piece.lstrip(" ")
+            if piece:
+                for c in piece:
+                    out.append(SPACE_SYMBOL if escape and c == " " else c)
+                    origins.append(consumed)
+                prev_space = piece.endswith(" ")
+            consumed += n
+            if not remove:
+                prev_space = False
+        if remove:  # trailing spaces: the end is where the first of them came from
+            while out and out[-1] == space:
+                out.pop()
+                consumed = origins.pop()
+        if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
+            out.append(space)
+            origins.append(consumed)
+        origins.append(consumed)
+        return "".join(out), origins
+
     def normalize_reference(self, text: str | bytes) -> str:
         """The byte-level cutter alone (for tests of the fast path)."""
         data = bytes(text) if not isinstance(text, str) else _utf8(text)
@@ -177,7 +220,8 @@ class Normalizer:
             raise InternalError("normalizer used a charsmap rule without a charsmap")
         return self.charsmap
 
-    def _byte_prefixes(self, data: bytes) -> list[str]:
+    def _byte_prefixes(self, data: bytes, used_out: list[int] | None = None) -> list[str]:
+        """The prefixes of ``data``; with ``used_out``, how many bytes each consumed."""
         out: list[str] = []
         pos, n = 0, len(data)
         charsmap = self.charsmap
@@ -196,6 +240,8 @@ class Normalizer:
             if not used:
                 char, used = _one_char(data, pos)
                 out.append(char)
+            if used_out is not None:
+                used_out.append(used)
             pos += used
         return out
 

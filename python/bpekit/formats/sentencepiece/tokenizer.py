@@ -284,6 +284,58 @@ class SentencePieceBPE:
         rng = random.Random(seed) if alpha > 0.0 else None
         return self._bpe.encode(normalized, float(alpha), rng)
 
+    def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """The ids of ``text`` and each id's span of it, in characters, as sentencepiece's
+        ``encode(text, return_type="proto")`` gives each piece's ``begin`` / ``end`` (there in
+        bytes): a piece spans the input its normalized chars came from; of the byte pieces of
+        one char, all but the last are empty at its start and the last spans the char."""
+        text = _text(text)
+        if not isinstance(text, str):
+            raise InputTypeError(f"text must be a str, not {type(text).__name__}")
+        from bpekit.offsets import aligned_input
+
+        aligned = aligned_input(text)  # (lone surrogates fixed; offsets index the text as given)
+        normalized, origins = self._normalizer.normalize_with_origins(aligned.text)
+        ids = self._bpe.encode(normalized)[1] if normalized else []
+        data = aligned.text.encode("utf-8")
+        char_at = [0] * (len(data) + 1)  # byte offset -> char index (offsets fall on char starts)
+        at = 0
+        for i, c in enumerate(aligned.text):
+            char_at[at] = i
+            at += len(c.encode("utf-8"))
+        char_at[at] = len(aligned.text)
+        spans: list[tuple[int, int]] = []
+        pos = 0  # normalized chars consumed
+        partial = 0  # bytes of the char at `pos` that byte pieces consumed
+        model = self.model
+        for i in ids:
+            piece = model.pieces[i]
+            if piece.type == BYTE:
+                partial += 1
+                begin = end = origins[pos]
+                if partial == len(normalized[pos].encode("utf-8")):
+                    pos, partial = pos + 1, 0
+                    end = origins[pos]
+                spans.append((begin, end))
+                continue
+            if piece.type == UNKNOWN:  # (one id for a run of unknown chars, as sentencepiece joins them)
+                n = 1
+                while pos + n < len(normalized) and not self._known_char(normalized[pos + n]):
+                    n += 1
+            else:
+                n = len(piece.piece)
+            if piece.type != UNKNOWN and normalized[pos : pos + n] != piece.piece:
+                raise EncodeError(f"piece {piece.piece!r} does not spell the normalized text at {pos}: no offsets")
+            spans.append((origins[pos], origins[pos + n]))
+            pos += n
+        out = [(char_at[b], char_at[e]) for b, e in spans]
+        return ids, aligned.map(out) if aligned.text is not text else out
+
+    def _known_char(self, c: str) -> bool:
+        """Whether the char ``c`` is a piece of its own that encoding keeps (not unknown)."""
+        model = self.model
+        return model.has_piece(c) and model.pieces[model.piece_to_id(c)].type not in (UNKNOWN, UNUSED)
+
     def _fast_ids(self, text: str | bytes) -> list[int]:
         try:
             return self._core.encode(text)  # type: ignore[no-any-return]
