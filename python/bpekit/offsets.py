@@ -46,3 +46,15 @@ def of_rank_ids(text: str, ids: list[int], char_offsets: Callable[[str, list[int
     another), from the core's ``char_offsets`` (``src/py/offsets.rs``)."""
     aligned = aligned_input(text)
     return aligned.map(char_offsets(aligned.text, ids))
+
+
+def char_at_byte(text: str) -> list[int]:
+    """For each byte offset of the UTF-8 of ``text`` that starts a character, and for its end,
+    the character index there (other offsets: 0): byte offsets (sentencepiece's) in characters."""
+    out = [0] * (len(text.encode("utf-8", "surrogatepass")) + 1)
+    at = 0
+    for i, c in enumerate(text):
+        out[at] = i
+        at += len(c.encode("utf-8", "surrogatepass"))
+    out[at] = len(text)
+    return out

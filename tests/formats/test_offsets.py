@@ -13,6 +13,7 @@ import pytest
 from bpekit import Tokenizer
 from bpekit.errors import DisallowedSpecialError, InputTypeError, UsageError
 from bpekit.formats.gguf.to_hf import tokenizer_json
+from bpekit.offsets import char_at_byte
 from bpekit.pipeline import normalizers
 from bpekit.tokenizer_export import hf_tokenizer_json
 from datapaths import DATA
@@ -66,6 +67,22 @@ def test_rank_encodings_give_hugging_face_offsets(name, lines):
         enc.encode_with_offsets("<|endoftext|>")
 
 
+def test_rank_model_in_a_pipeline(lines):
+    """A rank model composed into a pipeline of stages (``RankBPE`` after a ``Split`` and a
+    ``ByteLevel``) spans its ids as the ``Encoding`` does."""
+    from bpekit.pipeline import pre_tokenizers
+    from bpekit.pipeline.base import Pattern
+    from bpekit.pipeline.rank_model import RankBPE
+    from bpekit.tokenizer_export import onig_pattern
+
+    enc = bpekit.get_encoding("o200k_base")
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Pattern(onig_pattern(enc._pat_str), True), "Isolated"),
+                                   pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok = Tokenizer(RankBPE(enc), pre_tokenizer=pre)
+    for text in lines[::3]:
+        assert tok.encode_with_offsets(text) == enc.encode_with_offsets(text, disallowed_special=()), text[:60]
+
+
 def test_gpt_neox_tokenizer_json(neox, lines):
     """NFC, ByteLevel with trim_offsets, added tokens of runs of spaces (normalized): the offsets
     of ``tokenizers``, with and without the post-processor's special tokens."""
@@ -114,15 +131,6 @@ def test_lone_surrogates_count_in_the_text_as_given():
 SPM = sorted((DATA / "spm").glob("*.model")) if (DATA / "spm").is_dir() else []
 
 
-def _byte_to_char(text: str) -> dict[int, int]:
-    out, at = {}, 0
-    for i, c in enumerate(text):
-        out[at] = i
-        at += len(c.encode("utf-8"))
-    out[at] = len(text)
-    return out
-
-
 @pytest.mark.parametrize("path", SPM, ids=lambda p: p.name)
 def test_sentencepiece_models_give_sentencepiece_offsets(path, lines):
     """Every shared SentencePiece model (byte fallback, unknown runs, user-defined pieces, no
@@ -136,7 +144,7 @@ def test_sentencepiece_models_give_sentencepiece_offsets(path, lines):
     ours, tok = SentencePieceBPE.load(path), Tokenizer.from_file(path)
     for text in [*lines, "   ", "  Hello  wörld 日本 ", "ＡＢＣ ｶﾞ\tx\n"]:
         pieces = ref.encode(text, return_type="proto").pieces
-        at = _byte_to_char(text)
+        at = char_at_byte(text)
         want = ([p.id for p in pieces], [(at[p.begin], at[p.end]) for p in pieces])
         assert ours.encode_with_offsets(text) == want, (path.name, text[:60])
         assert tok.encode_with_offsets(text) == want, (path.name, text[:60])

@@ -73,7 +73,8 @@ class Aligned:
 
     def _at(self, i: int) -> Span:
         """The empty input span where ``text[i:i]`` is."""
-        at = self._spans[i][0] if i < len(self.text) else self._spans[-1][1] if self.text else self.origin  # type: ignore[index]
+        spans = self.spans
+        at = spans[i][0] if i < len(spans) else spans[-1][1] if spans else self.origin
         return at, at
 
     def transform(self, start: int, end: int, chars: Iterable[tuple[str, int]], removed_first: int = 0) -> Aligned:
@@ -130,3 +131,16 @@ class Aligned:
         if len(kept) == len(self.text):
             return self
         return Aligned("".join(self.text[i] for i in kept), [self.spans[i] for i in kept], self.origin)
+
+
+def spans_of_bytes(text: str, lengths: Iterable[int], one_byte_chars: bool = False) -> list[Span]:
+    """The chars of ``text`` that each of consecutive runs of its UTF-8 bytes, ``lengths`` bytes
+    each, begins and ends in (as Hugging Face spans a model's tokens over a word); with
+    ``one_byte_chars`` every char stands for one byte (a word in the byte-level alphabet)."""
+    char_of = list(range(len(text))) if one_byte_chars else \
+        [i for i, c in enumerate(text) for _ in range(len(c.encode("utf-8")))]
+    spans, at = [], 0
+    for n in lengths:
+        spans.append((char_of[at], char_of[at + n - 1] + 1))
+        at += n
+    return spans

@@ -17,6 +17,7 @@ from typing import Any
 
 from bpekit import _core
 from bpekit.errors import EncodeError, FormatError, VocabError
+from bpekit.pipeline.aligned import spans_of_bytes
 from bpekit.pipeline.base import Stage, get
 
 _CACHE_LIMIT = 1 << 16
@@ -196,13 +197,8 @@ class BPE(Stage):
         for part in (word[a:b] for a, b in zip([0, *cuts], [*cuts, len(word)])):
             lengths: list[int] = []
             ids += self.merge_word(part, lengths)
-            # as Hugging Face: each id's bytes follow the previous id's, and its span is the
-            # characters its first and last bytes are in
-            char_of = [i for i, c in enumerate(part) for _ in range(len(c.encode("utf-8")))]
-            at = 0
-            for n in lengths:
-                spans.append((done + char_of[at], done + char_of[at + n - 1] + 1))
-                at += n
+            # as Hugging Face: each id's bytes follow the previous id's
+            spans += [(done + a, done + b) for a, b in spans_of_bytes(part, lengths)]
             done += len(part)
         return ids, spans
 

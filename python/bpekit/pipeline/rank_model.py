@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bpekit.encoding import Encoding
+from bpekit.pipeline.aligned import spans_of_bytes
 from bpekit.pipeline.byte_level import to_bytes, to_chars
 from bpekit.tokenizer_export import hf_tokenizer_json
 
@@ -29,18 +30,9 @@ class RankBPE:
 
     def tokenize_spans(self, word: str) -> tuple[list[int], list[tuple[int, int]]]:
         """:meth:`tokenize` and the characters of ``word`` each id stands for (for offsets)."""
-        data = to_bytes(word)
         ids = self.tokenize(word)
-        # the bytes the ids spell, each from its char of `word` (a byte-level char is one byte)
-        char_of = list(range(len(word))) if data is not None else \
-            [i for i, c in enumerate(word) for _ in range(len(c.encode("utf-8")))]
         token_bytes = self.encoding._core_bpe.token_bytes
-        spans, at = [], 0
-        for i in ids:
-            n = len(token_bytes(i))
-            spans.append((char_of[at], char_of[at + n - 1] + 1))
-            at += n
-        return ids, spans
+        return ids, spans_of_bytes(word, (len(token_bytes(i)) for i in ids), to_bytes(word) is not None)
 
     def get_vocab_size(self) -> int:
         return len(self.encoding._mergeable_ranks)

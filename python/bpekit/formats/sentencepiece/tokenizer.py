@@ -292,18 +292,12 @@ class SentencePieceBPE:
         text = _text(text)
         if not isinstance(text, str):
             raise InputTypeError(f"text must be a str, not {type(text).__name__}")
-        from bpekit.offsets import aligned_input
+        from bpekit.offsets import aligned_input, char_at_byte
 
         aligned = aligned_input(text)  # (lone surrogates fixed; offsets index the text as given)
         normalized, origins = self._normalizer.normalize_with_origins(aligned.text)
-        ids = self._bpe.encode(normalized)[1] if normalized else []
-        data = aligned.text.encode("utf-8")
-        char_at = [0] * (len(data) + 1)  # byte offset -> char index (offsets fall on char starts)
-        at = 0
-        for i, c in enumerate(aligned.text):
-            char_at[at] = i
-            at += len(c.encode("utf-8"))
-        char_at[at] = len(aligned.text)
+        ids = self._fast_ids(aligned.text) if normalized else []  # (the Rust encoder: the same ids)
+        char_at = char_at_byte(aligned.text)  # (the origins fall on char starts)
         spans: list[tuple[int, int]] = []
         pos = 0  # normalized chars consumed
         partial = 0  # bytes of the char at `pos` that byte pieces consumed
