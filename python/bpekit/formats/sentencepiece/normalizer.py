@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import accumulate
 
 from bpekit.errors import EncodeError, FormatError, InternalError
 from bpekit.formats.sentencepiece.charsmap import CharsMap, _utf8_length
@@ -108,18 +109,29 @@ class Normalizer:
         return self._join(self._byte_prefixes(_utf8(text)))
 
     def normalize_with_origins(self, text: str) -> tuple[str, list[int]]:
-        """The normalized text and, for each of its chars and once more at its end, the offset in
-        the UTF-8 of ``text`` of the input it comes from: sentencepiece's ``norm_to_orig`` (a
-        char a rule or user-defined piece writes: where that prefix starts; the dummy prefix:
-        after the leading spaces removed; the end: the input consumed), for offsets."""
-        used: list[int] = []
-        prefixes = self._byte_prefixes(_utf8(text), used)
+        """The normalized text and, for each of its chars and once more at its end, the index of
+        the char of ``text`` it comes from: sentencepiece's ``norm_to_orig`` in chars (a char a
+        rule or user-defined piece writes: where that prefix starts; the dummy prefix: after the
+        leading spaces removed; the end: the input consumed), for offsets."""
+        prefixes: list[str] | None = None
+        used: list[tuple[int, bool]] = []
+        if self._fast and not _SURROGATE.search(text):
+            try:
+                prefixes = self._text_prefixes(text, split_spaces=True, used=used)[0]
+            except _NeedBytes:
+                used.clear()
+        if prefixes is None:  # the byte cutter: its prefixes' bytes counted in chars
+            sizes: list[int] = []
+            prefixes = self._byte_prefixes(_utf8(text), sizes)
+            char_of = [i for i, c in enumerate(text) for _ in range(len(c.encode("utf-8")))] + [len(text)]
+            ends = list(accumulate(sizes))
+            used = [(char_of[e] - char_of[e - n], False) for e, n in zip(ends, sizes)]
         remove, escape = self.remove_extra_whitespaces, self.escape_whitespaces
         space = SPACE_SYMBOL if escape else " "
         consumed = k = 0
         if remove:  # leading spaces
             while k < len(prefixes) and prefixes[k] == " ":
-                consumed += used[k]
+                consumed += used[k][0]
                 k += 1
         if k == len(prefixes):
             return "", [consumed]
@@ -129,26 +141,32 @@ class Normalizer:
             out.append(space)
             origins.append(consumed)
         prev_space = remove
-        for piece, n in zip(prefixes[k:], used[k:]):
+        for piece, (n, plain) in zip(prefixes[k:], used[k:]):
+            if plain and piece != " ":  # plain chars, no space: each its own prefix, as it is
+                out.append(piece)
+                origins.extend(range(consumed, consumed + n))
+                consumed += n
+                prev_space = False
+                continue
             if prev_space:
                 piece = piece.lstrip(" ")
             if piece:
-                for c in piece:
-                    out.append(SPACE_SYMBOL if escape and c == " " else c)
-                    origins.append(consumed)
+                out.extend(SPACE_SYMBOL if escape and c == " " else c for c in piece)
+                origins.extend([consumed] * len(piece))
                 prev_space = piece.endswith(" ")
             consumed += n
             if not remove:
                 prev_space = False
+        normalized = "".join(out)
         if remove:  # trailing spaces: the end is where the first of them came from
-            while out and out[-1] == space:
-                out.pop()
+            while normalized.endswith(space):
+                normalized = normalized[:-1]
                 consumed = origins.pop()
         if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
-            out.append(space)
+            normalized += space
             origins.append(consumed)
         origins.append(consumed)
-        return "".join(out), origins
+        return normalized, origins
 
     def normalize_reference(self, text: str | bytes) -> str:
         """The byte-level cutter alone (for tests of the fast path)."""
@@ -245,10 +263,12 @@ class Normalizer:
             pos += used
         return out
 
-    def _text_prefixes(self, text: str, *, split_spaces: bool) -> tuple[list[str], bool]:
+    def _text_prefixes(self, text: str, *, split_spaces: bool,
+                       used: list[tuple[int, bool]] | None = None) -> tuple[list[str], bool]:
         """Prefixes of ``text``, runs of plain characters kept together (split at spaces when
         ``split_spaces``), and whether ``_join_simple`` may join them (no prefix with a space
-        that is not exactly ``" "``)."""
+        that is not exactly ``" "``); with ``used``, each piece's characters consumed and
+        whether it is a run of plain characters (each its own prefix) is appended to it."""
         out: list[str] = []
         simple = True
         pos = scan = 0
@@ -265,22 +285,24 @@ class Normalizer:
                     scan = at + 1  # an astral character, or a starter not followed by a rule
                     continue
             if at > pos:
-                self._add_run(out, text[pos:at], split_spaces)
-            piece, used = self._text_prefix(text, at)
+                self._add_run(out, text[pos:at], split_spaces, used)
+            piece, n = self._text_prefix(text, at)
             out.append(piece)
+            if used is not None:
+                used.append((n, False))
             if simple and " " in piece and piece != " ":
                 simple = False
-            pos = scan = at + used
+            pos = scan = at + n
         if pos < len(text):
-            self._add_run(out, text[pos:], split_spaces)
+            self._add_run(out, text[pos:], split_spaces, used)
         return out, simple
 
     @staticmethod
-    def _add_run(out: list[str], run: str, split_spaces: bool) -> None:
-        if split_spaces and " " in run:
-            out.extend(_RUN_PARTS.findall(run))
-        else:
-            out.append(run)
+    def _add_run(out: list[str], run: str, split_spaces: bool, used: list[tuple[int, bool]] | None = None) -> None:
+        parts = _RUN_PARTS.findall(run) if split_spaces and " " in run else [run]
+        out.extend(parts)
+        if used is not None:
+            used.extend((len(p), True) for p in parts)
 
     def _text_prefix(self, text: str, at: int) -> tuple[str, int]:
         char = text[at]

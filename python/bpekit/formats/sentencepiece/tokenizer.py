@@ -292,12 +292,11 @@ class SentencePieceBPE:
         text = _text(text)
         if not isinstance(text, str):
             raise InputTypeError(f"text must be a str, not {type(text).__name__}")
-        from bpekit.offsets import aligned_input, char_at_byte
+        from bpekit.offsets import aligned_input
 
         aligned = aligned_input(text)  # (lone surrogates fixed; offsets index the text as given)
         normalized, origins = self._normalizer.normalize_with_origins(aligned.text)
         ids = self._fast_ids(aligned.text) if normalized else []  # (the Rust encoder: the same ids)
-        char_at = char_at_byte(aligned.text)  # (the origins fall on char starts)
         spans: list[tuple[int, int]] = []
         pos = 0  # normalized chars consumed
         partial = 0  # bytes of the char at `pos` that byte pieces consumed
@@ -322,8 +321,7 @@ class SentencePieceBPE:
                 raise EncodeError(f"piece {piece.piece!r} does not spell the normalized text at {pos}: no offsets")
             spans.append((origins[pos], origins[pos + n]))
             pos += n
-        out = [(char_at[b], char_at[e]) for b, e in spans]
-        return ids, aligned.map(out) if aligned.text is not text else out
+        return ids, aligned.map(spans) if aligned.text is not text else spans
 
     def _known_char(self, c: str) -> bool:
         """Whether the char ``c`` is a piece of its own that encoding keeps (not unknown)."""
