@@ -661,7 +661,6 @@ class Tokenizer:
                     ends[i] = spaces_at_ends(token)
                 for i, t in added.items():  # (the string Hugging Face trims an added token by)
                     ends[i] = spaces_at_ends(t.content)
-                ends = [(min(a, 0xFFFF), min(b, 0xFFFF)) for a, b in ends]  # (the table's u16; a span is shorter)
                 table = (_core.ByteLengths(lengths, ends), config is not None and config[1])
             cached = self.__dict__["_offset_table"] = (self._fast, self.added_tokens, table)
         return cached[2]

@@ -7,7 +7,7 @@
 //! the whole encode. Aho-Corasick takes well under a microsecond.
 
 use super::run_held;
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use pyo3::prelude::*;
 
 #[pyclass(frozen, module = "bpekit._core")]
@@ -40,8 +40,12 @@ impl LiteralMatcher {
             if tokens.as_ref().is_some_and(|t| t.len() != literals.len()) {
                 return Err(crate::Error::Vocab("added tokens: one (id, lstrip, rstrip) per literal".into()));
             }
+            // An NFA, not the DFA the builder picks for a few literals: filling a DFA's
+            // transitions walks failure links, quadratic in a long literal (one added token of
+            // 70,000 spaces took minutes to load; tests/formats/test_offsets.py).
             let ac = AhoCorasick::builder()
                 .match_kind(MatchKind::LeftmostLongest)
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
                 .build(&literals)
                 .map_err(|e| crate::Error::Vocab(format!("added tokens: {e}")))?;
             Ok(LiteralMatcher { ac, tokens })

@@ -16,13 +16,13 @@ pub fn not_spelled() -> PyErr {
 #[pyclass(module = "bpekit._core", frozen)]
 pub struct ByteLengths {
     lengths: Vec<u32>,
-    ends: Vec<(u16, u16)>,
+    ends: Vec<(u32, u32)>,
 }
 
 #[pymethods]
 impl ByteLengths {
     #[new]
-    fn new(lengths: Vec<u32>, ends: Vec<(u16, u16)>) -> Self {
+    fn new(lengths: Vec<u32>, ends: Vec<(u32, u32)>) -> Self {
         ByteLengths { lengths, ends }
     }
 

@@ -7,6 +7,7 @@ vocabularies' tokenizer.json documents, cl100k and o200k exported), and checked 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import bpekit
 import pytest
@@ -171,6 +172,18 @@ def test_gguf_sentencepiece_vocabularies(name, lines):
             piece = spm.id_to_piece(i)
             if piece.isalpha():
                 assert text[a:b] == piece, (name, piece, text[a:b])
+
+
+def test_an_added_token_of_many_spaces(neox_path):
+    """An added token longer than the fast table's counts (70,000 spaces): its span, trimmed as
+    ``tokenizers`` trims it."""
+    doc = json.loads(Path(neox_path).read_text(encoding="utf-8"))
+    doc["added_tokens"].append({"id": 50277, "content": " " * 70_000, "single_word": False, "lstrip": False,
+                                "rstrip": False, "normalized": False, "special": False})
+    ours, hf = Tokenizer.from_str(json.dumps(doc)), tokenizers.Tokenizer.from_str(json.dumps(doc))
+    text = "a" + " " * 70_000 + "b"
+    want = hf.encode(text, add_special_tokens=False)
+    assert ours.encode_with_offsets(text) == (want.ids, want.offsets)
 
 
 def test_what_cannot_give_offsets_says_why():
