@@ -32,10 +32,9 @@ from harness.local import ENCODINGS, load_corpora, setup_env  # noqa: I001 (firs
 
 setup_env()
 import bpekit  # noqa: E402
-from corpora import size_mb  # noqa: E402
+from corpora import DATA, size_mb  # noqa: E402  ($BPEKIT_TEST_DATA, default ../shared/data)
 from harness.timing import print_rows  # noqa: E402
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 PEER = "peer offsets"
 
 
