@@ -124,6 +124,9 @@ HOSTILE_HF = [
     _hf(["post_processor"], {"type": "TemplateProcessing", "single": "$A", "pair": "$A $B", "special_tokens": []}),
     _hf(["decoder"], {"type": "Fuse2"}),
     _hf(["truncation"], {"max_length": 2**62}),
+    # (session 31) one long added token: the matcher's DFA filled its transitions along failure
+    # links, quadratic in the literal (7,000 spaces: 5.7 s to load; 200,000 would take hours)
+    _hf(["added_tokens"], [ADDED, {**ADDED, "id": 6, "content": " " * 200_000, "special": False}]),
 ]  # fmt: skip
 
 
