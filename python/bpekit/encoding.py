@@ -274,6 +274,23 @@ class Encoding:
         """Encodes many texts in parallel, with :meth:`encode`'s special-token policy."""
         return self._batch(self._core_bpe.encode_batch_lists, text, num_threads, allowed_special, disallowed_special)
 
+    def encode_batch_with_offsets(
+        self,
+        text: list[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[tuple[list[int], list[tuple[int, int]]]]:
+        """:meth:`encode_with_offsets` of each text: the ids encoded in parallel as
+        :meth:`encode_batch` encodes them, each text's spans from the core in turn."""
+        from bpekit.offsets import of_rank_ids
+
+        batch = self.encode_batch(text, num_threads=num_threads, allowed_special=allowed_special,
+                                  disallowed_special=disallowed_special)
+        spans = self._core_bpe.char_offsets
+        return [(ids, of_rank_ids(t, ids, spans)) for t, ids in zip(text, batch)]
+
     def count_batch(
         self,
         text: list[str],

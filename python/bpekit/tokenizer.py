@@ -600,6 +600,26 @@ class Tokenizer:
             ids = [ids[-1 - m] if m < 0 else m for m in marks]
         return ids, offsets
 
+    def encode_batch_with_offsets(
+        self,
+        texts: Sequence[str],
+        add_special_tokens: bool = False,
+        *,
+        num_threads: int = 0,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> list[tuple[list[int], list[tuple[int, int]]]]:
+        """:meth:`encode_with_offsets` of each text (a rank model's ids encoded in parallel, as
+        :meth:`Encoding.encode_batch_with_offsets`; a pipeline's text by text)."""
+        _check_flag("add_special_tokens", add_special_tokens)
+        texts = _check_batch(texts)
+        if self.encoding is not None and not (add_special_tokens and self.post_processor is not None):
+            return self.encoding.encode_batch_with_offsets(texts, num_threads=num_threads,
+                                                           allowed_special=allowed_special,
+                                                           disallowed_special=disallowed_special)
+        return [self.encode_with_offsets(t, add_special_tokens, allowed_special=allowed_special,
+                                         disallowed_special=disallowed_special) for t in texts]
+
     def _pipeline_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """A pipeline's ids of ``text`` (added tokens matched) with their offsets, computed in
         Python through each stage's ``align`` / ``pre_tokenize_aligned`` / ``tokenize_spans``."""

@@ -84,6 +84,23 @@ def test_rank_model_in_a_pipeline(lines):
         assert tok.encode_with_offsets(text) == enc.encode_with_offsets(text, disallowed_special=()), text[:60]
 
 
+def test_batches_give_each_text_its_offsets(neox, lines):
+    """``encode_batch_with_offsets``: each text's ``encode_with_offsets``, for an encoding (ids
+    in parallel), a rank ``Tokenizer`` and a pipeline; a batch that is not a list of str is
+    refused."""
+    enc = bpekit.get_encoding("cl100k_base")
+    sample = [*lines[::5], "a\ud800 b", ""]
+    want = [enc.encode_with_offsets(t, disallowed_special=()) for t in sample]
+    assert enc.encode_batch_with_offsets(sample, num_threads=2, disallowed_special=()) == want
+    assert Tokenizer.from_encoding(enc).encode_batch_with_offsets(sample, disallowed_special=()) == want
+    ours, _ = neox
+    assert ours.encode_batch_with_offsets(sample[:20], True) == [ours.encode_with_offsets(t, True) for t in sample[:20]]
+    with pytest.raises(InputTypeError):
+        ours.encode_batch_with_offsets("not a list")  # type: ignore[arg-type]
+    with pytest.raises(InputTypeError):
+        enc.encode_batch_with_offsets([b"bytes"])  # type: ignore[list-item]
+
+
 def test_gpt_neox_tokenizer_json(neox, lines):
     """NFC, ByteLevel with trim_offsets, added tokens of runs of spaces (normalized): the offsets
     of ``tokenizers``, with and without the post-processor's special tokens."""
