@@ -13,32 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from bpekit.encoding import _fix_surrogates, _has_surrogates
 from bpekit.pipeline.aligned import Aligned, Span
 
 
 def aligned_input(text: str) -> Aligned:
-    """``text`` with its lone surrogates fixed as the encoders fix them, each character with its
-    span of ``text`` (a joined pair spans both of its surrogates)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        pass
-    else:
+    """``text`` with its lone surrogates fixed as the encoders fix them (``_fix_surrogates``),
+    each character with its span of ``text`` (a joined pair spans both of its surrogates)."""
+    if not _has_surrogates(text):
         return Aligned.of(text)
-    chars: list[str] = []
     spans: list[Span] = []
     i = 0
     while i < len(text):
-        c = text[i]
-        if "\ud800" <= c <= "\udbff" and i + 1 < len(text) and "\udc00" <= text[i + 1] <= "\udfff":
-            chars.append(chr(0x10000 + ((ord(c) - 0xD800) << 10) + ord(text[i + 1]) - 0xDC00))
-            spans.append((i, i + 2))
-            i += 2
-            continue
-        chars.append("\ufffd" if "\ud800" <= c <= "\udfff" else c)
-        spans.append((i, i + 1))
-        i += 1
-    return Aligned("".join(chars), spans)
+        pair = "\ud800" <= text[i] <= "\udbff" and i + 1 < len(text) and "\udc00" <= text[i + 1] <= "\udfff"
+        spans.append((i, i + 1 + pair))
+        i += 1 + pair
+    return Aligned(_fix_surrogates(text), spans)
 
 
 def of_rank_ids(text: str, ids: list[int], char_offsets: Callable[[str, list[int]], list[Span]]) -> list[Span]:

@@ -137,10 +137,14 @@ def spans_of_bytes(text: str, lengths: Iterable[int], one_byte_chars: bool = Fal
     """The chars of ``text`` that each of consecutive runs of its UTF-8 bytes, ``lengths`` bytes
     each, begins and ends in (as Hugging Face spans a model's tokens over a word); with
     ``one_byte_chars`` every char stands for one byte (a word in the byte-level alphabet)."""
-    char_of = list(range(len(text))) if one_byte_chars else \
-        [i for i, c in enumerate(text) for _ in range(len(c.encode("utf-8")))]
+    char_of = list(range(len(text))) if one_byte_chars else byte_chars(text)
     spans, at = [], 0
     for n in lengths:
         spans.append((char_of[at], char_of[at + n - 1] + 1))
         at += n
     return spans
+
+
+def byte_chars(text: str) -> list[int]:
+    """The index of the char each byte of the UTF-8 of ``text`` belongs to."""
+    return [i for i, c in enumerate(text) for _ in range(len(c.encode("utf-8")))]

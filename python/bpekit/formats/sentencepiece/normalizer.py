@@ -121,52 +121,14 @@ class Normalizer:
             except _NeedBytes:
                 used.clear()
         if prefixes is None:  # the byte cutter: its prefixes' bytes counted in chars
+            from bpekit.pipeline.aligned import byte_chars  # (not at import: the pipeline package costs 70 ms)
+
             sizes: list[int] = []
             prefixes = self._byte_prefixes(_utf8(text), sizes)
-            char_of = [i for i, c in enumerate(text) for _ in range(len(c.encode("utf-8")))] + [len(text)]
+            char_of = byte_chars(text) + [len(text)]
             ends = list(accumulate(sizes))
             used = [(char_of[e] - char_of[e - n], False) for e, n in zip(ends, sizes)]
-        remove, escape = self.remove_extra_whitespaces, self.escape_whitespaces
-        space = SPACE_SYMBOL if escape else " "
-        consumed = k = 0
-        if remove:  # leading spaces
-            while k < len(prefixes) and prefixes[k] == " ":
-                consumed += used[k][0]
-                k += 1
-        if k == len(prefixes):
-            return "", [consumed]
-        out: list[str] = []
-        origins: list[int] = []
-        if self.add_dummy_prefix and not self.treat_whitespace_as_suffix:
-            out.append(space)
-            origins.append(consumed)
-        prev_space = remove
-        for piece, (n, plain) in zip(prefixes[k:], used[k:]):
-            if plain and piece != " ":  # plain chars, no space: each its own prefix, as it is
-                out.append(piece)
-                origins.extend(range(consumed, consumed + n))
-                consumed += n
-                prev_space = False
-                continue
-            if prev_space:
-                piece = piece.lstrip(" ")
-            if piece:
-                out.extend(SPACE_SYMBOL if escape and c == " " else c for c in piece)
-                origins.extend([consumed] * len(piece))
-                prev_space = piece.endswith(" ")
-            consumed += n
-            if not remove:
-                prev_space = False
-        normalized = "".join(out)
-        if remove:  # trailing spaces: the end is where the first of them came from
-            while normalized.endswith(space):
-                normalized = normalized[:-1]
-                consumed = origins.pop()
-        if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
-            normalized += space
-            origins.append(consumed)
-        origins.append(consumed)
-        return normalized, origins
+        return self._join_origins(prefixes, used)
 
     def normalize_reference(self, text: str | bytes) -> str:
         """The byte-level cutter alone (for tests of the fast path)."""
@@ -196,30 +158,56 @@ class Normalizer:
         return text
 
     def _join(self, prefixes: list[str]) -> str:
-        remove = self.remove_extra_whitespaces
-        space = SPACE_SYMBOL if self.escape_whitespaces else " "
-        start = 0
-        if remove:
-            while start < len(prefixes) and prefixes[start] == " ":
-                start += 1
-        if start == len(prefixes):
-            return ""
-        out = [space] if self.add_dummy_prefix and not self.treat_whitespace_as_suffix else []
+        return self._join_origins(prefixes, None)[0]
+
+    def _join_origins(self, prefixes: list[str], used: list[tuple[int, bool]] | None) -> tuple[str, list[int]]:
+        """The prefixes joined as sentencepiece joins them (leading spaces dropped, a prefix's
+        spaces after one that ended with a space dropped, trailing space symbols removed, the
+        dummy prefix, spaces escaped), and each output char's origin (see
+        :meth:`normalize_with_origins`) from ``used``: each prefix's input chars and whether it
+        is a run of plain chars, each its own prefix (``None``: origins not wanted, all 0)."""
+        used = used if used is not None else [(0, False)] * len(prefixes)
+        remove, escape = self.remove_extra_whitespaces, self.escape_whitespaces
+        space = SPACE_SYMBOL if escape else " "
+        consumed = k = 0
+        if remove:  # leading spaces
+            while k < len(prefixes) and prefixes[k] == " ":
+                consumed += used[k][0]
+                k += 1
+        if k == len(prefixes):
+            return "", [consumed]
+        out: list[str] = []
+        origins: list[int] = []
+        if self.add_dummy_prefix and not self.treat_whitespace_as_suffix:
+            out.append(space)
+            origins.append(consumed)
         prev_space = remove
-        for piece in prefixes[start:]:
+        for piece, (n, plain) in zip(prefixes[k:], used[k:]):
+            if plain and piece != " ":  # plain chars, no space: each its own prefix, as it is
+                out.append(piece)
+                origins.extend(range(consumed, consumed + n))
+                consumed += n
+                prev_space = False
+                continue
             if prev_space:
                 piece = piece.lstrip(" ")
             if piece:
-                out.append(piece.replace(" ", SPACE_SYMBOL) if self.escape_whitespaces else piece)
+                out.append(piece.replace(" ", SPACE_SYMBOL) if escape else piece)
+                origins.extend([consumed] * len(piece))
                 prev_space = piece.endswith(" ")
+            consumed += n
             if not remove:
                 prev_space = False
         normalized = "".join(out)
-        if remove:
-            normalized = normalized.rstrip(space)
+        if remove and normalized.endswith(space):  # trailing spaces: the end is where the first came from
+            kept = len(normalized.rstrip(space))
+            normalized, consumed = normalized[:kept], origins[kept]
+            del origins[kept:]
         if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
             normalized += space
-        return normalized
+            origins.append(consumed)
+        origins.append(consumed)
+        return normalized, origins
 
     def _replacement(self, value: int) -> str:
         found = self._decoded.get(value)
