@@ -513,4 +513,12 @@ pub fn sentencepiece(data: &[u8]) {
     assert_eq!(whole.normalized, model.normalize(&text).expect("normalized once"));
     let chunked = model.encode_spans(&text).expect("encoded once");
     assert_eq!((chunked.ids, chunked.spans), (whole.ids, whole.spans), "chunked pieces differ");
+    // offsets (a str only): the same ids, spans in order inside the text
+    if let Ok(s) = std::str::from_utf8(&text) {
+        let (ids_o, spans) = model.encode_offsets(s).expect("encoded once");
+        assert_eq!(ids_o, ids, "encode_offsets gives other ids");
+        let chars = s.chars().count();
+        assert!(spans.iter().all(|&(a, b)| a <= b && b <= chars), "a span outside the text: {spans:?}");
+        assert!(spans.windows(2).all(|w| w[0] <= w[1]), "spans out of order: {spans:?}");
+    }
 }

@@ -25,6 +25,35 @@ impl CharIndex<'_> {
     }
 }
 
+/// Each token's `(start, end)` span of a text, in chars.
+pub type Spans = Vec<(usize, usize)>;
+
+/// The char index of char boundaries of a UTF-8 text (byte positions of a char's first byte,
+/// or the text's length), asked mostly in increasing order (an earlier position counts again
+/// from the start).
+pub struct Boundaries<'a> {
+    text: &'a [u8],
+    scanned: usize,
+    chars: usize,
+}
+
+impl<'a> Boundaries<'a> {
+    pub fn new(text: &'a [u8]) -> Self {
+        Boundaries { text, scanned: 0, chars: 0 }
+    }
+
+    /// The number of chars before byte `p` (at most the text's length).
+    pub fn index(&mut self, p: usize) -> usize {
+        let p = p.min(self.text.len());
+        if p < self.scanned {
+            (self.scanned, self.chars) = (0, 0);
+        }
+        self.chars += self.text[self.scanned..p].iter().filter(|&&b| b & 0xC0 != 0x80).count();
+        self.scanned = p;
+        self.chars
+    }
+}
+
 /// The char span of each token of `text` whose byte lengths `lengths` gives: the tokens spell
 /// `skip` bytes that are not in the text (the prefix space a pre-tokenizer adds, which belongs to
 /// the first char, as Hugging Face aligns it) and then the text's bytes. A span runs from the

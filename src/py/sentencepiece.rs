@@ -148,6 +148,20 @@ impl SentencePieceCore {
         Ok((pieces, enc.ids))
     }
 
+    /// The ids of one text and each id's span of it in chars, as sentencepiece's piece
+    /// `begin` / `end` (`SentencePieceBPE.encode_with_offsets`; a `str` without lone
+    /// surrogates, which the caller fixes first).
+    fn encode_offsets<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+    ) -> PyResult<(Bound<'py, PyList>, crate::offsets::Spans)> {
+        check_size(py, text.as_any())?;
+        let s = text.to_str()?;
+        let (ids, spans) = call(py, s.len(), || self.model.encode_offsets(s))?;
+        Ok((self.ints.list(py, &ids)?, spans))
+    }
+
     /// `encode` of each text (`str` or `bytes`), in parallel (`num_threads` 0 = one per core);
     /// `around`'s ids before and after each text's; lists (made while the pool encodes), one
     /// `uint32` array and `int64` offsets (`len(texts) + 1`), or counts, as `out` says.

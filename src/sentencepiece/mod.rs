@@ -214,15 +214,49 @@ impl SentencePiece {
         self.spans(data, None)
     }
 
+    /// The ids of `text` and each id's span of it, in chars, as sentencepiece's
+    /// `encode(text, return_type="proto")` gives each piece's `begin` / `end` (there in bytes):
+    /// a piece spans the input its normalized bytes came from; of the byte pieces of one char,
+    /// all but the last are empty at its start and the last spans the char. (The Python
+    /// reference: `SentencePieceBPE.encode_with_offsets_reference`.)
+    pub fn encode_offsets(&self, text: &str) -> Result<(Vec<u32>, crate::offsets::Spans)> {
+        let (normalized, origins) = self.normalizer.normalize_with_origins(text.as_bytes())?;
+        let enc = self.spans_of(normalized, self.chunks.as_ref().map(|(cuts, _)| cuts));
+        let norm = enc.normalized.as_bytes();
+        let mut chars = crate::offsets::Boundaries::new(text.as_bytes());
+        let mut at = |p: usize| chars.index(origins[p] as usize);
+        let spans = enc
+            .spans
+            .iter()
+            .map(|&(s, e)| {
+                let s = s as usize;
+                if e != bpe::BYTE_PIECE {
+                    return (at(s), at(e as usize));
+                }
+                // the char of normalized byte `s`: its start and end
+                let start = (0..=s).rev().find(|&i| norm[i] & 0xC0 != 0x80).unwrap_or(0);
+                let end = (s + 1..norm.len()).find(|&i| norm[i] & 0xC0 != 0x80).unwrap_or(norm.len());
+                let begin = at(start);
+                (begin, if s + 1 == end { at(end) } else { begin })
+            })
+            .collect();
+        Ok((enc.ids, spans))
+    }
+
     fn spans(&self, data: &[u8], cuts: Option<&Cuts>) -> Result<Encoded> {
-        let normalized = self.normalizer.normalize(data)?;
+        Ok(self.spans_of(self.normalizer.normalize(data)?, cuts))
+    }
+
+    /// The ids of normalized text and their spans of it (bytes; `(start, BYTE_PIECE)` for a
+    /// byte piece).
+    fn spans_of(&self, normalized: String, cuts: Option<&Cuts>) -> Encoded {
         let text = normalized.as_bytes();
         let mut scratch = Scratch::default();
         let (mut ids, mut spans) = (Vec::new(), Vec::new());
         let Some(cuts) = cuts else {
             self.bpe.segment(text, &mut scratch);
             self.bpe.finish(text, &scratch.segment, &mut ids, Some(&mut spans));
-            return Ok(Encoded { normalized, spans, ids });
+            return Encoded { normalized, spans, ids };
         };
         let mut runs = UnkRuns::new(&self.bpe);
         cuts.for_each_part(text, &mut |chunk| {
@@ -241,7 +275,7 @@ impl SentencePiece {
                 spans[from_spans - 1].1 = first.1;
             }
         });
-        Ok(Encoded { normalized, spans, ids })
+        Encoded { normalized, spans, ids }
     }
 }
 
@@ -429,6 +463,51 @@ mod tests {
         let fb = model(&pieces, true, OPTIONS);
         let euro: Vec<u32> = "€".bytes().map(|b| 3 + b as u32).collect();
         assert_eq!(fb.encode("a€".as_bytes()).unwrap(), [vec![2, 1], euro].concat());
+    }
+
+    /// `norm_to_orig` in input bytes: a plain char its own position, the dummy prefix the first
+    /// char kept, each kept space its own, the end where the removed trailing spaces begin.
+    #[test]
+    fn origins_of_the_normalized_bytes() {
+        let m = model(&[("a", 0.0, NORMAL)], false, OPTIONS);
+        let (out, origins) = m.normalizer.normalize_with_origins(b"  ab  c  ").unwrap();
+        assert_eq!(out, "▁ab▁c");
+        assert_eq!(origins, [2, 2, 2, 2, 3, 4, 4, 4, 6, 7]);
+        assert_eq!(m.normalizer.normalize_with_origins(b"   ").unwrap(), (String::new(), vec![3]));
+        assert_eq!(m.normalizer.normalize_with_origins(b"").unwrap(), (String::new(), vec![0]));
+        let suffix = Options { treat_whitespace_as_suffix: true, remove_extra_whitespaces: false, ..OPTIONS };
+        let m = model(&[("a", 0.0, NORMAL)], false, suffix);
+        let (out, origins) = m.normalizer.normalize_with_origins("é ".as_bytes()).unwrap();
+        assert_eq!(out, "é▁▁");
+        assert_eq!(origins, [0, 0, 2, 2, 2, 3, 3, 3, 3]);
+        // the same text as `normalize`, on every string over an alphabet of the edge cases
+        let alphabet = [" ", "a", "é", "\u{3000}", "▁", "\u{FFFD}", "😀"];
+        for options in [OPTIONS, suffix, Options::default()] {
+            let m = model(&[("a", 0.0, NORMAL)], false, options);
+            for k in 0..7usize.pow(4) {
+                let text: String = (0..4).map(|d| alphabet[k / 7usize.pow(d) % 7]).collect();
+                let (out, origins) = m.normalizer.normalize_with_origins(text.as_bytes()).unwrap();
+                assert_eq!(out, m.normalize(text.as_bytes()).unwrap(), "{text:?}");
+                assert_eq!(origins.len(), out.len() + 1, "{text:?}");
+                assert!(origins.windows(2).all(|w| w[0] <= w[1]), "{text:?} {origins:?}");
+                assert!(origins.iter().all(|&o| text.is_char_boundary(o as usize)), "{text:?} {origins:?}");
+            }
+        }
+    }
+
+    /// Offsets in chars: a byte piece spans its char only as the char's last byte; an unknown
+    /// run is one span.
+    #[test]
+    fn offsets_of_pieces_bytes_and_unknown_runs() {
+        let pieces = [("a", 0.0, NORMAL), ("▁", 0.0, NORMAL), ("▁a", -1.0, NORMAL)];
+        let fb = model(&pieces, true, OPTIONS);
+        let (ids, spans) = fb.encode_offsets(" a é").unwrap();
+        assert_eq!(ids, [3, 2, 4 + 0xC3, 4 + 0xA9]);
+        assert_eq!(spans, [(1, 2), (2, 3), (3, 3), (3, 4)]);
+        let unk = model(&pieces, false, OPTIONS);
+        let (ids, spans) = unk.encode_offsets("a€€ a").unwrap();
+        assert_eq!(ids, [3, 0, 3]);
+        assert_eq!(spans, [(0, 1), (1, 3), (3, 5)]);
     }
 
     #[test]

@@ -156,7 +156,26 @@ impl Normalizer {
 
     /// The normalized text of `data`, which may be malformed UTF-8.
     pub fn normalize(&self, data: &[u8]) -> Result<String> {
+        self.normalize_keeping(data, &mut ())
+    }
+
+    /// The normalized text of `data` and, for each of its bytes and once more at its end, the
+    /// byte of `data` it comes from: sentencepiece's `norm_to_orig`, for offsets (the Python
+    /// reference is `Normalizer.normalize_with_origins`, in chars). A byte that a rule or a
+    /// user-defined piece writes comes from where that prefix starts; the dummy prefix from the
+    /// first prefix kept (after the leading spaces removed); the end is the input consumed, or,
+    /// when trailing spaces are removed, where the first of them came from.
+    pub fn normalize_with_origins(&self, data: &[u8]) -> Result<(String, Vec<u32>)> {
+        let mut origins = Vec::with_capacity(data.len() + data.len() / 4 + 8);
+        let out = self.normalize_keeping(data, &mut origins)?;
+        Ok((out, origins))
+    }
+
+    /// [`Normalizer::normalize`], keeping origins in `kept` (`()` keeps none: the same code as
+    /// without them).
+    fn normalize_keeping<O: Origins>(&self, data: &[u8], kept: &mut O) -> Result<String> {
         if data.is_empty() {
+            kept.end(0, 0);
             return Ok(String::new());
         }
         let space = if self.options.escape_whitespaces { SPACE_SYMBOL } else { " " };
@@ -170,6 +189,9 @@ impl Normalizer {
         if self.options.add_dummy_prefix && !self.options.treat_whitespace_as_suffix {
             j.out.push_str(space);
         }
+        let dummy = j.out.len(); // its origin is the first prefix kept: filled in below
+        kept.extend(0, dummy);
+        let mut first = 0; // where that prefix starts
         let mut pos = 0;
         let n = data.len();
         while pos < n {
@@ -178,6 +200,7 @@ impl Normalizer {
             while pos < n && data[pos] < 0x80 {
                 let b = data[pos];
                 let kind = &self.ascii[b as usize];
+                let before = j.out.len();
                 if let Ascii::Space = kind {
                     // `Joiner::push(" ")`
                     if (j.started || !j.remove) && !j.prev_space {
@@ -186,48 +209,118 @@ impl Normalizer {
                     }
                 } else if kind.plain_before(data.get(pos + 1).copied()) {
                     j.out.push(b as char);
+                    if O::KEEP && !j.started {
+                        first = pos;
+                    }
                     j.started = true;
                     j.prev_space = false;
                 } else {
                     break;
                 }
+                kept.extend(pos, j.out.len() - before);
                 pos += 1;
                 fast = true;
             }
             if fast {
                 continue;
             }
+            let (before, started) = (j.out.len(), j.started);
             let used = self.user_defined.longest(data, pos);
-            if used > 0 {
+            let used = if used > 0 {
                 // a user-defined piece is a str: matched bytes are always UTF-8
                 j.push(std::str::from_utf8(&data[pos..pos + used]).unwrap_or("\u{FFFD}"));
-                pos += used;
-                continue;
-            }
-            if let Some(map) = &self.charsmap {
-                let (used, value) = map.longest_match(data, pos)?;
-                if used > 0 {
-                    j.push(map.replacement(value)?);
-                    pos += used;
-                    continue;
+                used
+            } else {
+                match &self.charsmap {
+                    Some(map) => match map.longest_match(data, pos)? {
+                        (0, _) => 0,
+                        (used, value) => {
+                            j.push(map.replacement(value)?);
+                            used
+                        }
+                    },
+                    None => 0,
                 }
+            };
+            let used = if used > 0 {
+                used
+            } else {
+                let (ch, used) = one_char(data, pos);
+                j.push(ch);
+                used
+            };
+            if O::KEEP && j.started && !started {
+                first = pos;
             }
-            let (ch, used) = one_char(data, pos);
-            j.push(ch);
+            kept.extend(pos, j.out.len() - before);
             pos += used;
         }
         if !j.started {
+            kept.end(0, n);
             return Ok(String::new()); // only " " prefixes: no dummy prefix either
         }
+        kept.fill(..dummy, first);
         let mut out = j.out;
+        let mut end = n;
         if self.options.remove_extra_whitespaces {
-            let kept = out.trim_end_matches(space).len();
-            out.truncate(kept);
+            let kept_len = out.trim_end_matches(space).len();
+            if kept_len < out.len() {
+                end = kept.at(kept_len);
+                out.truncate(kept_len);
+            }
         }
         if self.options.add_dummy_prefix && self.options.treat_whitespace_as_suffix {
-            out.push_str(space);
+            out.push_str(space); // (from the end, as the end itself)
         }
+        kept.end(out.len(), end);
         Ok(out)
+    }
+}
+
+/// Where [`Normalizer::normalize_keeping`] writes each output byte's origin (an input byte).
+trait Origins {
+    /// Whether origins are kept at all (`()` keeps none).
+    const KEEP: bool;
+    /// `bytes` more output bytes come from `origin`.
+    fn extend(&mut self, origin: usize, bytes: usize);
+    /// The first `range.end` output bytes come from `origin`.
+    fn fill(&mut self, range: std::ops::RangeTo<usize>, origin: usize);
+    /// The origin of output byte `at`.
+    fn at(&self, at: usize) -> usize;
+    /// The output ends after `len` bytes: origins past the first `len` kept are dropped, and
+    /// the bytes from there to `len`, and the end, come from `origin`.
+    fn end(&mut self, len: usize, origin: usize);
+}
+
+impl Origins for () {
+    const KEEP: bool = false;
+    #[inline(always)]
+    fn extend(&mut self, _: usize, _: usize) {}
+    #[inline(always)]
+    fn fill(&mut self, _: std::ops::RangeTo<usize>, _: usize) {}
+    #[inline(always)]
+    fn at(&self, _: usize) -> usize {
+        0
+    }
+    #[inline(always)]
+    fn end(&mut self, _: usize, _: usize) {}
+}
+
+impl Origins for Vec<u32> {
+    const KEEP: bool = true;
+    #[inline]
+    fn extend(&mut self, origin: usize, bytes: usize) {
+        self.resize(self.len() + bytes, origin as u32);
+    }
+    fn fill(&mut self, range: std::ops::RangeTo<usize>, origin: usize) {
+        self[range].fill(origin as u32);
+    }
+    fn at(&self, at: usize) -> usize {
+        self[at] as usize
+    }
+    fn end(&mut self, len: usize, origin: usize) {
+        self.truncate(len);
+        self.resize(len + 1, origin as u32);
     }
 }
 

@@ -19,7 +19,7 @@ from bpekit.pipeline import normalizers
 from bpekit.tokenizer_export import hf_tokenizer_json
 from datapaths import DATA
 from formats.test_gguf_support import BPE_NAMES, corpus_sample, vocab
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -166,10 +166,44 @@ def test_sentencepiece_models_give_sentencepiece_offsets(path, lines):
         want = ([p.id for p in pieces], [(at[p.begin], at[p.end]) for p in pieces])
         assert ours.encode_with_offsets(text) == want, (path.name, text[:60])
         assert tok.encode_with_offsets(text) == want, (path.name, text[:60])
-    # the byte cutter (malformed input's, and rules the text cutter cannot take) gives the same
+        assert ours.encode_with_offsets_reference(text) == want, (path.name, text[:60])
+    # the Python reference's byte cutter (malformed input's, and rules the text cutter cannot
+    # take) gives the same
     ours._normalizer._fast = False
     for text in lines[::4]:
-        assert ours.encode_with_offsets(text) == tok.encode_with_offsets(text), (path.name, text[:60])
+        assert ours.encode_with_offsets_reference(text) == tok.encode_with_offsets(text), (path.name, text[:60])
+
+
+SPM_TEXT = st.text(
+    st.sampled_from("ab \t\n\u3000\u2581ｶﾞＡé\u0301日本😀\x00\ufffd<s>")
+    | st.characters()
+    | st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
+    max_size=40,
+)
+
+
+@pytest.mark.skipif(not SPM, reason="no SentencePiece models in the shared data")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(SPM_TEXT, min_size=1, max_size=4))
+def test_sentencepiece_offsets_in_rust_equal_the_reference(texts):
+    """The Rust origins and spans equal the Python reference's on random text (runs of spaces,
+    full-width chars the charsmap rewrites, combining marks, emoji under byte fallback, lone
+    surrogates, the space symbol itself), for every shared model."""
+    from bpekit.formats.sentencepiece import SentencePieceBPE
+
+    for path in SPM:
+        ours = _spm(path, SentencePieceBPE)
+        for text in texts:
+            assert ours.encode_with_offsets(text) == ours.encode_with_offsets_reference(text), (path.name, text)
+
+
+_SPM_LOADED: dict[Path, object] = {}
+
+
+def _spm(path, cls):
+    if path not in _SPM_LOADED:
+        _SPM_LOADED[path] = cls.load(path)
+    return _SPM_LOADED[path]
 
 
 @pytest.mark.parametrize("name", ["llama-spm", "phi-3"])

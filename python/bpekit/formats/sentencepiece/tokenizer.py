@@ -288,13 +288,27 @@ class SentencePieceBPE:
         """The ids of ``text`` and each id's span of it, in characters, as sentencepiece's
         ``encode(text, return_type="proto")`` gives each piece's ``begin`` / ``end`` (there in
         bytes): a piece spans the input its normalized chars came from; of the byte pieces of
-        one char, all but the last are empty at its start and the last spans the char."""
+        one char, all but the last are empty at its start and the last spans the char. The
+        normalizer's origins and the spans come from Rust (``src/sentencepiece``);
+        :meth:`encode_with_offsets_reference` is the same in Python."""
         text = _text(text)
         if not isinstance(text, str):
             raise InputTypeError(f"text must be a str, not {type(text).__name__}")
         from bpekit.offsets import aligned_input
 
         aligned = aligned_input(text)  # (lone surrogates fixed; offsets index the text as given)
+        ids, spans = self._core.encode_offsets(aligned.text)
+        return ids, aligned.map(spans) if aligned.text is not text else spans
+
+    def encode_with_offsets_reference(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """:meth:`encode_with_offsets` from the Python normalizer's origins (the reference the
+        tests hold the Rust path to)."""
+        text = _text(text)
+        if not isinstance(text, str):
+            raise InputTypeError(f"text must be a str, not {type(text).__name__}")
+        from bpekit.offsets import aligned_input
+
+        aligned = aligned_input(text)
         normalized, origins = self._normalizer.normalize_with_origins(aligned.text)
         ids = self._fast_ids(aligned.text) if normalized else []  # (the Rust encoder: the same ids)
         spans: list[tuple[int, int]] = []
