@@ -22,6 +22,7 @@ from bpekit.formats.sentencepiece.bpe import BpeEncoder
 from bpekit.formats.sentencepiece.decoder import decode_ids, decode_pieces
 from bpekit.formats.sentencepiece.fast import core_encoder
 from bpekit.formats.sentencepiece.model import BYTE, CONTROL, DEFAULT_MAX_BYTES, UNKNOWN, UNUSED, Piece, SentencePieceModel
+from bpekit.formats.sentencepiece.normalizer import _utf8
 
 
 class SentencePieceBPE:
@@ -290,15 +291,16 @@ class SentencePieceBPE:
         bytes): a piece spans the input its normalized chars came from; of the byte pieces of
         one char, all but the last are empty at its start and the last spans the char. The
         normalizer's origins and the spans come from Rust (``src/sentencepiece``);
-        :meth:`encode_with_offsets_reference` is the same in Python."""
+        :meth:`encode_with_offsets_reference` is the same in Python. Lone surrogates raise
+        :class:`EncodeError`, as in :meth:`encode` (``Tokenizer`` fixes them first)."""
         text = _text(text)
         if not isinstance(text, str):
             raise InputTypeError(f"text must be a str, not {type(text).__name__}")
-        from bpekit.offsets import aligned_input
-
-        aligned = aligned_input(text)  # (lone surrogates fixed; offsets index the text as given)
-        ids, spans = self._core.encode_offsets(aligned.text)
-        return ids, aligned.map(spans) if aligned.text is not text else spans
+        try:
+            return self._core.encode_offsets(text)  # type: ignore[no-any-return]
+        except UnicodeEncodeError:
+            _utf8(text)  # (raises the EncodeError that names the surrogate)
+            raise
 
     def encode_with_offsets_reference(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """:meth:`encode_with_offsets` from the Python normalizer's origins (the reference the
@@ -306,11 +308,9 @@ class SentencePieceBPE:
         text = _text(text)
         if not isinstance(text, str):
             raise InputTypeError(f"text must be a str, not {type(text).__name__}")
-        from bpekit.offsets import aligned_input
-
-        aligned = aligned_input(text)
-        normalized, origins = self._normalizer.normalize_with_origins(aligned.text)
-        ids = self._fast_ids(aligned.text) if normalized else []  # (the Rust encoder: the same ids)
+        _utf8(text)  # (lone surrogates: the EncodeError of encode)
+        normalized, origins = self._normalizer.normalize_with_origins(text)
+        ids = self._fast_ids(text) if normalized else []  # (the Rust encoder: the same ids)
         spans: list[tuple[int, int]] = []
         pos = 0  # normalized chars consumed
         partial = 0  # bytes of the char at `pos` that byte pieces consumed
@@ -335,7 +335,7 @@ class SentencePieceBPE:
                 raise EncodeError(f"piece {piece.piece!r} does not spell the normalized text at {pos}: no offsets")
             spans.append((origins[pos], origins[pos + n]))
             pos += n
-        return ids, aligned.map(spans) if aligned.text is not text else spans
+        return ids, spans
 
     def _known_char(self, c: str) -> bool:
         """Whether the char ``c`` is a piece of its own that encoding keeps (not unknown)."""
