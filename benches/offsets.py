@@ -9,6 +9,9 @@ off, as benches/speed.py times):
   post-processor does not trim); bpekit's plain ``encode`` beside them;
 - GPT-NeoX's tokenizer.json (NFC, ByteLevel with ``trim_offsets``): bpekit ``Tokenizer`` against
   ``tokenizers``;
+- Llama 2's ``tokenizer.json`` (character BPE with byte fallback), as ``transformers`` converts the
+  Llama GGUF vocabulary of the shared data, legacy (``Prepend`` + ``Replace`` normalizer) and
+  ``Metaspace`` layouts: bpekit ``Tokenizer`` against ``tokenizers``;
 - a SentencePiece model (``bpe_multi_bytefb_3000``): bpekit ``SentencePieceBPE`` against
   sentencepiece's ``encode(text, return_type="proto")`` (its pieces' ``begin`` / ``end``).
 
@@ -22,7 +25,6 @@ input (median of the rounds) and the median of the per-round ratios to the peer'
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -54,6 +56,20 @@ def neox_passes(data: Path) -> dict[str, Callable[[str], object]]:
     from tokenizers import Tokenizer as HF
 
     path = data / "hf" / "gpt-neox-20b.tokenizer.json"
+    ours, hf = bpekit.Tokenizer.from_file(path), HF.from_file(str(path))
+    return {
+        "bpekit encode_with_offsets": ours.encode_with_offsets,
+        PEER: lambda t: (lambda e: (e.ids, e.offsets))(hf.encode(t, add_special_tokens=False)),
+    }
+
+
+def llama2_passes(metaspace: bool) -> dict[str, Callable[[str], object]]:
+    """A Llama-2 ``tokenizer.json`` (character BPE with byte fallback), made from the Llama GGUF
+    vocabulary as ``transformers`` converts it (``harness.hfjson.llama2``)."""
+    from harness import hfjson
+    from tokenizers import Tokenizer as HF
+
+    path = hfjson.llama2(hfjson.WORK, metaspace)
     ours, hf = bpekit.Tokenizer.from_file(path), HF.from_file(str(path))
     return {
         "bpekit encode_with_offsets": ours.encode_with_offsets,
@@ -95,7 +111,9 @@ def main() -> None:
     print("| tokenizer | corpus (MB) | pass | MB/s | x peer offsets |")
     print("|---|---|---|---|---|")
     sets = [(name, lambda name=name: rank_passes(name)) for name in ENCODINGS]
-    sets += [("gpt-neox", lambda: neox_passes(args.data)), ("spm bytefb_3000", lambda: spm_passes(args.data))]
+    sets += [("gpt-neox", lambda: neox_passes(args.data)),
+             ("llama-2 legacy", lambda: llama2_passes(False)), ("llama-2 metaspace", lambda: llama2_passes(True)),
+             ("spm bytefb_3000", lambda: spm_passes(args.data))]
     for label, make in sets:
         passes = make()
         for corpus, docs in corpora.items():

@@ -75,6 +75,25 @@ pub fn char_spans(text: &str, lengths: impl Iterator<Item = Option<usize>>, skip
     (at == total && (skip == 0 || !text.is_empty())).then_some(out)
 }
 
+/// The input span of each `(start, end)` of `cuts` (chars of a text of `len` chars whose first
+/// `lead` chars, a prefix, span the input char at `origin` and whose others are the input's own
+/// chars from `origin` on: `bpekit.pipeline.aligned.Aligned.map` of such text). An empty cut is
+/// the empty span where it is.
+pub fn lead_spans(cuts: &[(usize, usize)], origin: usize, lead: usize, len: usize) -> Spans {
+    let start = |i: usize| origin + i.saturating_sub(lead);
+    let end = |i: usize| origin + (i + 1).saturating_sub(lead).max(1);
+    cuts.iter()
+        .map(|&(a, b)| {
+            if a < b {
+                (start(a), end(b - 1))
+            } else {
+                let at = if a < len { start(a) } else if len > 0 { end(len - 1) } else { origin };
+                (at, at)
+            }
+        })
+        .collect()
+}
+
 /// Hugging Face's `process_offsets` (a ByteLevel or RoBERTa post-processor's `trim_offsets`):
 /// each span loses as many chars at its start and end as its token has spaces there (`ends`:
 /// leading and trailing `Ġ` or whitespace), except the one space that `add_prefix_space` put
@@ -101,6 +120,33 @@ mod tests {
 
     fn spans(text: &str, lengths: &[usize], skip: usize) -> Option<Vec<(usize, usize)>> {
         char_spans(text, lengths.iter().map(|&n| Some(n)), skip)
+    }
+
+    /// Against the spans written out: a prefix of two chars before "abc" found at 10.
+    #[test]
+    fn spans_after_a_prefix() {
+        let spans = [(10, 11), (10, 11), (10, 11), (11, 12), (12, 13)];
+        let mut cuts = Vec::new();
+        for a in 0..=6 {
+            for b in a..=6 {
+                cuts.push((a, b));
+            }
+        }
+        let want: Vec<(usize, usize)> = cuts
+            .iter()
+            .map(|&(a, b)| {
+                if a < b && b <= 5 {
+                    (spans[a].0, spans[b - 1].1)
+                } else {
+                    let at = if a < 5 { spans[a].0 } else { 13 };
+                    (at, at)
+                }
+            })
+            .collect();
+        let ok: Vec<_> = cuts.iter().filter(|&&(a, b)| b <= 5 || a == b).copied().collect();
+        let got = super::lead_spans(&ok, 10, 2, 5);
+        let want: Vec<_> = cuts.iter().zip(want).filter(|(&(a, b), _)| b <= 5 || a == b).map(|(_, w)| w).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The Python side of token offsets (`crate::offsets`): `CoreBPE.char_offsets` (in
 //! `encoder.rs`) and [`ByteLengths`], a pipeline's table of byte lengths and trimmable spaces.
 
-use crate::offsets::{char_spans, trim};
+use crate::offsets::{char_spans, lead_spans as spans_after_lead, trim};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -41,3 +41,10 @@ impl ByteLengths {
     }
 }
 
+
+/// `Aligned.map` for text with a prefix of `lead` chars and no list of spans (see
+/// [`crate::offsets::lead_spans`]).
+#[pyfunction]
+pub fn lead_spans(cuts: Vec<(usize, usize)>, origin: usize, lead: usize, len: usize) -> crate::offsets::Spans {
+    spans_after_lead(&cuts, origin, lead, len)
+}

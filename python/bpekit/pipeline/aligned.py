@@ -16,20 +16,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from bpekit import _core
+
 Span = tuple[int, int]
 
 
 class Aligned:
     """``text`` with ``spans[i]``, the input span of ``text[i]``; ``origin`` is where the part of
     the input it was cut from starts (the span of a character inserted at the very start). Text
-    that nothing changed keeps no list: its spans are its own positions from ``origin``."""
+    that nothing changed but a prefix and one-for-one character replacements keeps no list: its
+    first ``lead`` characters (a prefix) span the first input character, the others their own
+    positions from ``origin`` (a ``Metaspace`` or ``Prepend`` + ``Replace`` word, aligned without
+    a span per character)."""
 
-    __slots__ = ("_spans", "origin", "text")
+    __slots__ = ("_spans", "lead", "origin", "text")
 
-    def __init__(self, text: str, spans: list[Span] | None, origin: int = 0) -> None:
+    def __init__(self, text: str, spans: list[Span] | None, origin: int = 0, lead: int = 0) -> None:
         self.text = text
         self._spans = spans
         self.origin = origin
+        self.lead = lead
 
     @classmethod
     def of(cls, text: str, start: int = 0) -> Aligned:
@@ -39,8 +45,8 @@ class Aligned:
     @property
     def spans(self) -> list[Span]:
         if self._spans is None:
-            o = self.origin
-            self._spans = [(o + i, o + i + 1) for i in range(len(self.text))]
+            o, lead = self.origin, self.lead
+            self._spans = [(o, o + 1)] * lead + [(o + i, o + i + 1) for i in range(len(self.text) - lead)]
         return self._spans
 
     def __len__(self) -> int:
@@ -50,7 +56,9 @@ class Aligned:
         """The characters of ``cut`` (a step-1 slice) with their spans."""
         start, stop, _ = cut.indices(len(self.text))
         if self._spans is None:
-            return Aligned(self.text[start:stop], None, self.origin + start)
+            if start >= self.lead:
+                return Aligned(self.text[start:stop], None, self.origin + start - self.lead)
+            return Aligned(self.text[start:stop], None, self.origin, max(0, min(stop, self.lead) - start))
         origin = self._spans[start][0] if start < min(stop, len(self._spans)) else self.origin
         return Aligned(self.text[start:stop], self._spans[start:stop], origin)
 
@@ -60,14 +68,17 @@ class Aligned:
     def span(self, start: int, end: int) -> Span:
         """The input span of ``text[start:end]`` (``start < end``)."""
         if self._spans is None:
-            return self.origin + start, self.origin + end
+            o, lead = self.origin, self.lead
+            return (o + start, o + end) if not lead else (o + max(start - lead, 0), o + max(end - lead, 1))
         return self._spans[start][0], self._spans[end - 1][1]
 
     def map(self, cuts: list[Span]) -> list[Span]:
         """:meth:`span` of each ``(start, end)`` of ``cuts``."""
         if self._spans is None:
-            o = self.origin
-            return [(o + a, o + b) for a, b in cuts] if o else cuts
+            o, lead = self.origin, self.lead
+            if not lead:
+                return [(o + a, o + b) for a, b in cuts] if o else cuts
+            return _core.lead_spans(cuts, o, lead, len(self.text))  # type: ignore[no-any-return]
         spans = self._spans
         return [(spans[a][0], spans[b - 1][1]) if a < b else self._at(a) for a, b in cuts]
 
@@ -102,8 +113,18 @@ class Aligned:
         span of the first one (an empty text stays empty)."""
         if not self.text or not prefix:
             return self
+        if self._spans is None:
+            return Aligned(prefix + self.text, None, self.origin, self.lead + len(prefix))
         chars = [(c, int(i > 0)) for i, c in enumerate(prefix)]
         return self.transform(0, 1, [*chars, (self.text[0], 1)])
+
+    def replace_char(self, old: str, new: str) -> Aligned:
+        """Every ``old`` character replaced by the character ``new``: :meth:`replace` of
+        one-character matches by one character, which keeps every span (the inserted character
+        takes the span of the one it replaces)."""
+        if len(old) != 1 or len(new) != 1:
+            raise ValueError("replace_char replaces one character by one character")
+        return Aligned(self.text.replace(old, new), self._spans, self.origin, self.lead)
 
     def replace(self, matches: Iterable[tuple[int, int]], content: str) -> Aligned:
         """Each ``(start, end)`` of ``matches`` (in order, not overlapping) replaced by ``content``,

@@ -139,6 +139,7 @@ class BPE(Stage):
         state = self.__dict__.copy()
         state.pop("fast_merge", None)  # rebuilt on first use after unpickling
         state.pop("_marker_cuts", None)
+        state.pop("_byte_lengths", None)
         return state
 
     # ------------------------------------------------------------------ encoding
@@ -185,6 +186,13 @@ class BPE(Stage):
         ``(start, end)`` (a byte-fallback id: the character of its byte; for offsets)."""
         if self.ignore_merges and not self.dropout and (hit := self.vocab.get(word)) is not None:
             return [hit], [(0, len(word))]
+        fast = self.fast_merge
+        if fast is not None and word:
+            try:  # the Rust merge's ids, each spanning its token's bytes of the word
+                got = fast.encode(word)
+                return got, self._byte_lengths.char_offsets(word, got)
+            except (UnicodeEncodeError, ValueError):
+                pass  # a lone surrogate, or an unk (whose bytes no table holds): the Python merge's
         ids: list[int] = []
         spans: list[tuple[int, int]] = []
         # a SentencePiece-made vocabulary merges a whole text in its words (see `_cuts_before`)
@@ -201,6 +209,23 @@ class BPE(Stage):
             spans += [(done + a, done + b) for a, b in spans_of_bytes(part, lengths)]
             done += len(part)
         return ids, spans
+
+    @functools.cached_property
+    def _byte_lengths(self) -> _core.ByteLengths:
+        """The bytes of the word each id of :attr:`fast_merge` stands for: its token's UTF-8, one
+        byte for a byte-fallback id, none for the unk id (which stands for a run of unknown
+        characters: :meth:`tokenize_spans` then measures it with the Python merge)."""
+        size = max(self.vocab.values(), default=-1) + 1
+        lengths = [0] * size
+        for token, i in self.vocab.items():
+            lengths[i] = len(token.encode("utf-8", "surrogatepass"))
+        if self.byte_fallback:
+            for b in range(256):
+                if (i := self.vocab.get(f"<0x{b:02X}>")) is not None:
+                    lengths[i] = 1
+        if self.unk_token is not None and (i := self.vocab.get(self.unk_token)) is not None:
+            lengths[i] = 0
+        return _core.ByteLengths(lengths, [])
 
     @functools.cached_property
     def _marker_cuts(self) -> bool:

@@ -201,6 +201,8 @@ class Replace(Normalizer):
     def align(self, text: Aligned) -> Aligned:
         if not self._own(Replace):
             return super().align(text)
+        if not self.pattern.is_regex and len(self.pattern.text) == 1 and len(self.content) == 1:
+            return text.replace_char(self.pattern.text, self.content)  # (" " -> "▁": every span kept)
         return text.replace((m.span() for m in self.pattern.compiled.finditer(text.text)), self.content)
 
     def core_steps(self) -> list[tuple[Any, ...]] | None:

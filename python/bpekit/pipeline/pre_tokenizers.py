@@ -221,7 +221,8 @@ class Metaspace(PreTokenizer):
         for text, first in splits:
             if not text:
                 continue
-            text = text.replace(((i, i + 1) for i, c in enumerate(text.text) if c == " "), self.replacement)
+            text = text.replace_char(" ", self.replacement) if len(self.replacement) == 1 else \
+                text.replace(((i, i + 1) for i, c in enumerate(text.text) if c == " "), self.replacement)
             if not text.text.startswith(self.replacement) and (
                 self.prepend_scheme == "always" or (self.prepend_scheme == "first" and first)
             ):
