@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from bpekit import _core, load, patterns
 from bpekit.encoding import Encoding

@@ -123,10 +123,10 @@ def test_single_word_tokens_match_where_hugging_face_matches(single_word, parts:
 def test_an_empty_text_gets_no_prefix() -> None:
     """Metaspace and ByteLevel prepend nothing to an empty text, as ``tokenizers``' own
     ``pre_tokenize_str`` (a whole pipeline never hands them one)."""
-    for ours, theirs in [(our_pre.Metaspace("\u2581", "always", True), pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")),
+    for mine, theirs in [(our_pre.Metaspace("\u2581", "always", True), pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")),
                          (our_pre.ByteLevel(add_prefix_space=True), pre_tokenizers.ByteLevel(add_prefix_space=True))]:
-        assert ours.pre_tokenize([("", True)]) == [] == theirs.pre_tokenize_str("")
-        assert [t for t, _ in ours.pre_tokenize([("a b", True)])] == [t for t, _ in theirs.pre_tokenize_str("a b")]
+        assert mine.pre_tokenize([("", True)]) == [] == theirs.pre_tokenize_str("")
+        assert [t for t, _ in mine.pre_tokenize([("a b", True)])] == [t for t, _ in theirs.pre_tokenize_str("a b")]
 
 
 def test_lone_surrogates_pass_through_and_the_runs_between_are_normalized() -> None:

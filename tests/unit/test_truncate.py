@@ -55,7 +55,7 @@ def expected(enc: bpekit.Encoding, text: str, n: int, **policy: object) -> str:
                 break
             except UnicodeDecodeError:
                 continue  # the k-th id ends inside a character
-        if (count := len(enc.encode(prefix, **policy))) <= n:  # type: ignore[arg-type]
+        if len(enc.encode(prefix, **policy)) <= n:  # type: ignore[arg-type]
             return prefix
         # one id at a time, then (past TRUNCATE_RETRIES = 8 in src/core.rs) doubling steps
         budget = max(0, budget - (1 if retries < 8 else 1 << min(retries - 8 + 1, 40)))
