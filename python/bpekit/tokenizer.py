@@ -633,8 +633,15 @@ class Tokenizer:
         ids: list[int] = []
         offsets: list[tuple[int, int]] = []
         fast = self._byte_offsets()
-        for part, tid, first in self.added_tokens.split_aligned(aligned_input(text), self.normalizer):
+        aligned = aligned_input(text)
+        whole = self._whole_offsets(aligned.text, fast) if fast is not None else None
+        if whole is not None:  # (every id from one Rust call, every span from one table)
+            ids, offsets = whole[0], aligned.map(whole[1]) if aligned.text is not text else whole[1]
+        matched: list[tuple[int, str]] = []  # (index, text) of added tokens that took whitespace
+        for part, tid, first in self.added_tokens.split_aligned(aligned, self.normalizer) if whole is None else ():
             if tid is not None:  # (the span of the match, with the whitespace lstrip/rstrip took)
+                if part.text != self.added_tokens.by_id[tid].content:
+                    matched.append((len(ids), part.text))  # (trimmed by what it matched, as HF)
                 ids.append(tid)
                 offsets.append(part.span(0, len(part)))
             elif fast is not None:  # a byte-level model in Rust: its ids spell the part's UTF-8
@@ -650,16 +657,35 @@ class Tokenizer:
                     offsets += piece.map(piece_spans)
         passes = self.post_processor.trim_passes() if self.post_processor is not None else []
         if passes and fast is not None:
+            at = [(k, spaces_at_ends(t)) for k, t in matched]
             for add_prefix_space in passes:
-                offsets = fast[0].trim(ids, offsets, add_prefix_space)
+                offsets = fast[0].trim(ids, offsets, add_prefix_space, at)
         elif passes:
             added = self.added_tokens.by_id
             strings = model.vocab_r if isinstance(model, BPE) else {i: model.id_to_token(i) for i in set(ids)}
             tokens = [added[i].content if i in added else strings.get(i) or "" for i in ids]
+            for k, t in matched:
+                tokens[k] = t
             offsets = self.post_processor.trim(tokens, offsets)  # type: ignore[union-attr]
         return ids, offsets
 
-    def _byte_offsets(self) -> tuple[Any, bool] | None:
+    def _whole_offsets(self, text: str, fast: tuple[Any, bool, bool]) -> tuple[list[int], list[tuple[int, int]]] | None:
+        """A byte-level pipeline's ids and spans of a whole text at once, where that gives what
+        the segments would: no prefix space before segments, a text the normalizer leaves as it
+        is, and ids (added tokens' included) whose bytes spell it (an ``lstrip`` / ``rstrip``
+        added token's ids do not: the segments take it); else ``None``."""
+        table, prefix_space, added_spelled = fast
+        if prefix_space or not added_spelled or not text:
+            return None
+        if self.normalizer is not None and self.normalizer.normalize(text) != text:
+            return None
+        ids = self.encode(text)
+        try:
+            return ids, table.char_offsets(text, ids)
+        except ValueError:  # (they do not spell the text)
+            return None
+
+    def _byte_offsets(self) -> tuple[Any, bool, bool] | None:
         """For a byte-level pipeline whose pre-tokenizer and model run in Rust (``_fast``), the byte
         length of each model id (``_core.ByteLengths``, made once per model) and whether a prefix
         space goes before each segment; ``None`` where offsets take the Python stages (a prefix
@@ -679,9 +705,15 @@ class Tokenizer:
                     data = to_bytes(token)
                     lengths[i] = len(data) if data is not None else len(token.encode("utf-8"))
                     ends[i] = spaces_at_ends(token)
+                # an added token's ids spell its content, unless the model's token of that id
+                # is other bytes (then only the segments' path is exact)
+                spelled = True
                 for i, t in added.items():  # (the string Hugging Face trims an added token by)
                     ends[i] = spaces_at_ends(t.content)
-                table = (_core.ByteLengths(lengths, ends), config is not None and config[1])
+                    n = len(t.content.encode("utf-8", "surrogatepass"))
+                    spelled &= lengths[i] in (0, n)
+                    lengths[i] = lengths[i] or n
+                table = (_core.ByteLengths(lengths, ends), config is not None and config[1], spelled)
             cached = self.__dict__["_offset_table"] = (self._fast, self.added_tokens, table)
         return cached[2]
 

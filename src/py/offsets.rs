@@ -26,9 +26,23 @@ impl ByteLengths {
         ByteLengths { lengths, ends }
     }
 
-    /// `spans` (of `ids`) trimmed as [`trim`] does; an id without an entry has no spaces.
-    fn trim(&self, ids: Vec<u32>, mut spans: Vec<(usize, usize)>, add_prefix_space: bool) -> Vec<(usize, usize)> {
-        let ends = ids.iter().map(|&i| self.ends.get(i as usize).map_or((0, 0), |&(a, b)| (a as usize, b as usize)));
+    /// `spans` (of `ids`) trimmed as [`trim`] does; an id without an entry has no spaces. `at`:
+    /// `(index, (leading, trailing))` in increasing index order, the spaces of ids whose string
+    /// is not their token's (an added token's match with the whitespace `lstrip` / `rstrip` took).
+    #[pyo3(signature = (ids, spans, add_prefix_space, at = Vec::new()))]
+    fn trim(
+        &self,
+        ids: Vec<u32>,
+        mut spans: Vec<(usize, usize)>,
+        add_prefix_space: bool,
+        at: Vec<(usize, (u32, u32))>,
+    ) -> Vec<(usize, usize)> {
+        let mut at = at.into_iter().peekable();
+        let ends = ids.iter().enumerate().map(|(k, &i)| {
+            let own = at.next_if(|&(j, _)| j == k).map(|(_, e)| e);
+            let (a, b) = own.or_else(|| self.ends.get(i as usize).copied()).unwrap_or((0, 0));
+            (a as usize, b as usize)
+        });
         trim(&mut spans, ends, add_prefix_space);
         spans
     }

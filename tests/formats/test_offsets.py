@@ -242,6 +242,50 @@ def test_an_added_token_of_many_spaces(neox_path):
     assert ours.encode_with_offsets(text) == (want.ids, want.offsets)
 
 
+def test_byte_level_offsets_of_a_whole_text_at_once(neox_path):
+    """A byte-level pipeline takes a text's ids in one call and its spans from one table when
+    its ids spell it (no segment walk), lone surrogates fixed first; an ``lstrip`` / ``rstrip``
+    added token that took whitespace (whose span ``trim_offsets`` then trims by its match, as
+    Hugging Face does) and text that the normalizer changes take the segments. Both equal
+    ``tokenizers``."""
+    from unittest import mock
+
+    from bpekit.pipeline.added_tokens import AddedVocabulary
+
+    doc = json.loads(Path(neox_path).read_text(encoding="utf-8"))
+    doc["added_tokens"].append({"id": 50277, "content": "<mask>", "single_word": False, "lstrip": True,
+                                "rstrip": True, "normalized": False, "special": True})
+    ours, hf = Tokenizer.from_str(json.dumps(doc)), tokenizers.Tokenizer.from_str(json.dumps(doc))
+    walked = []
+    real = AddedVocabulary.split_aligned
+
+    def spy(self, text, normalizer):
+        walked.append(text.text)
+        return real(self, text, normalizer)
+
+    cases = {"def f(x):\n        return x  # <|endoftext|>": False, "Café  ok": False,
+             "a <mask> b": True, "a  <mask>  b": True, "<mask>": False, "Cafe\u0301": True, "ﬁne \ud800 x": False}
+    with mock.patch.object(AddedVocabulary, "split_aligned", spy):
+        for text, segments in cases.items():
+            walked.clear()
+            ids, offsets = ours.encode_with_offsets(text)
+            assert bool(walked) == segments, text
+            if "\ud800" not in text:
+                want = hf.encode(text, add_special_tokens=False)
+                assert (ids, offsets) == (want.ids, want.offsets), text
+            assert ids == ours.encode(text)
+    # the Python stages (a prefix space before every piece): the same trim by the match
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": " ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"},
+         "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": False}]}
+    ours, hf = Tokenizer.from_str(json.dumps(doc)), tokenizers.Tokenizer.from_str(json.dumps(doc))
+    assert ours._byte_offsets() is None
+    for text in ["a <mask> b", "a  <mask>  b", "<mask> b", "hello world  x"]:
+        want = hf.encode(text, add_special_tokens=False)
+        assert ours.encode_with_offsets(text) == (want.ids, want.offsets), text
+
+
 def test_what_cannot_give_offsets_says_why():
     class Shout(normalizers.Normalizer):
         def normalize(self, text: str) -> str:
