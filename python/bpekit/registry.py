@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any  # noqa: F401  (tiktoken.registry has the name: tests/unit/test_encoding_api.py)
 
 from bpekit import _core, load, patterns
 from bpekit.encoding import Encoding

@@ -593,8 +593,12 @@ class Tokenizer:
         if self.encoding is not None:
             ids, offsets = self.encoding.encode_with_offsets(text, allowed_special=allowed_special,
                                                              disallowed_special=disallowed_special)
-        else:
-            ids, offsets = self._pipeline_offsets(_check_text(text))
+            return self._place(ids, offsets, add_special_tokens)
+        return self._place(*self._pipeline_offsets(_check_text(text)), add_special_tokens)
+
+    def _place(self, ids: list[int], offsets: list[tuple[int, int]],
+               add_special_tokens: bool) -> tuple[list[int], list[tuple[int, int]]]:
+        """The ids and offsets of a text with the post-processor's ids around them, if asked."""
         if add_special_tokens and self.post_processor is not None:
             marks, offsets = self.post_processor.place(offsets)
             ids = [ids[-1 - m] if m < 0 else m for m in marks]
@@ -610,19 +614,30 @@ class Tokenizer:
         disallowed_special: Specials = "all",
     ) -> list[tuple[list[int], list[tuple[int, int]]]]:
         """:meth:`encode_with_offsets` of each text (a rank model's ids encoded in parallel, as
-        :meth:`Encoding.encode_batch_with_offsets`; a pipeline's text by text)."""
+        :meth:`Encoding.encode_batch_with_offsets`, and a byte-level pipeline's as
+        :meth:`encode_batch`, where its whole texts give offsets at once; other pipelines' text
+        by text)."""
         _check_flag("add_special_tokens", add_special_tokens)
         texts = _check_batch(texts)
-        if self.encoding is not None and not (add_special_tokens and self.post_processor is not None):
-            return self.encoding.encode_batch_with_offsets(texts, num_threads=num_threads,
-                                                           allowed_special=allowed_special,
-                                                           disallowed_special=disallowed_special)
-        return [self.encode_with_offsets(t, add_special_tokens, allowed_special=allowed_special,
-                                         disallowed_special=disallowed_special) for t in texts]
+        if self.encoding is not None:
+            batch = self.encoding.encode_batch_with_offsets(texts, num_threads=num_threads,
+                                                            allowed_special=allowed_special,
+                                                            disallowed_special=disallowed_special)
+            return [self._place(ids, offsets, add_special_tokens) for ids, offsets in batch]
+        from bpekit.offsets import aligned_input
 
-    def _pipeline_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        self._refresh()
+        fast = self._byte_offsets()
+        if fast is None or fast[1] or not fast[2] or len(texts) < 2:
+            return [self._place(*self._pipeline_offsets(t), add_special_tokens) for t in texts]
+        fixed = [aligned_input(t).text for t in texts]  # (lone surrogates fixed, as encode fixes them)
+        batch = self.encode_batch(fixed, num_threads=num_threads)
+        return [self._place(*self._pipeline_offsets(t, ids), add_special_tokens) for t, ids in zip(texts, batch)]
+
+    def _pipeline_offsets(self, text: str, ids: list[int] | None = None) -> tuple[list[int], list[tuple[int, int]]]:
         """A pipeline's ids of ``text`` (added tokens matched) with their offsets, computed in
-        Python through each stage's ``align`` / ``pre_tokenize_aligned`` / ``tokenize_spans``."""
+        Python through each stage's ``align`` / ``pre_tokenize_aligned`` / ``tokenize_spans``
+        (``ids``: ``encode``'s of the text, if known, for the whole-text path)."""
         from bpekit.offsets import aligned_input
 
         self._refresh()
@@ -630,11 +645,11 @@ class Tokenizer:
         if not hasattr(model, "tokenize_spans"):
             raise UsageError(f"{type(model).__name__} does not give offsets: a model stage of your own needs a "
                              "tokenize_spans() method")
-        ids: list[int] = []
-        offsets: list[tuple[int, int]] = []
         fast = self._byte_offsets()
         aligned = aligned_input(text)
-        whole = self._whole_offsets(aligned.text, fast) if fast is not None else None
+        whole = self._whole_offsets(aligned.text, fast, ids) if fast is not None else None
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
         if whole is not None:  # (every id from one Rust call, every span from one table)
             ids, offsets = whole[0], aligned.map(whole[1]) if aligned.text is not text else whole[1]
         matched: list[tuple[int, str]] = []  # (index, text) of added tokens that took whitespace
@@ -669,7 +684,8 @@ class Tokenizer:
             offsets = self.post_processor.trim(tokens, offsets)  # type: ignore[union-attr]
         return ids, offsets
 
-    def _whole_offsets(self, text: str, fast: tuple[Any, bool, bool]) -> tuple[list[int], list[tuple[int, int]]] | None:
+    def _whole_offsets(self, text: str, fast: tuple[Any, bool, bool],
+                       ids: list[int] | None = None) -> tuple[list[int], list[tuple[int, int]]] | None:
         """A byte-level pipeline's ids and spans of a whole text at once, where that gives what
         the segments would: no prefix space before segments, a text the normalizer leaves as it
         is, and ids (added tokens' included) whose bytes spell it (an ``lstrip`` / ``rstrip``
@@ -679,7 +695,7 @@ class Tokenizer:
             return None
         if self.normalizer is not None and self.normalizer.normalize(text) != text:
             return None
-        ids = self.encode(text)
+        ids = self.encode(text) if ids is None else ids
         try:
             return ids, table.char_offsets(text, ids)
         except ValueError:  # (they do not spell the text)
