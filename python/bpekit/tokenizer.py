@@ -620,10 +620,10 @@ class Tokenizer:
         _check_flag("add_special_tokens", add_special_tokens)
         texts = _check_batch(texts)
         if self.encoding is not None:
-            batch = self.encoding.encode_batch_with_offsets(texts, num_threads=num_threads,
+            spans = self.encoding.encode_batch_with_offsets(texts, num_threads=num_threads,
                                                             allowed_special=allowed_special,
                                                             disallowed_special=disallowed_special)
-            return [self._place(ids, offsets, add_special_tokens) for ids, offsets in batch]
+            return [self._place(ids, offsets, add_special_tokens) for ids, offsets in spans]
         from bpekit.offsets import aligned_input
 
         self._refresh()
@@ -634,10 +634,10 @@ class Tokenizer:
         batch = self.encode_batch(fixed, num_threads=num_threads)
         return [self._place(*self._pipeline_offsets(t, ids), add_special_tokens) for t, ids in zip(texts, batch)]
 
-    def _pipeline_offsets(self, text: str, ids: list[int] | None = None) -> tuple[list[int], list[tuple[int, int]]]:
+    def _pipeline_offsets(self, text: str, known: list[int] | None = None) -> tuple[list[int], list[tuple[int, int]]]:
         """A pipeline's ids of ``text`` (added tokens matched) with their offsets, computed in
         Python through each stage's ``align`` / ``pre_tokenize_aligned`` / ``tokenize_spans``
-        (``ids``: ``encode``'s of the text, if known, for the whole-text path)."""
+        (``known``: ``encode``'s ids of the text, if known, for the whole-text path)."""
         from bpekit.offsets import aligned_input
 
         self._refresh()
@@ -647,7 +647,7 @@ class Tokenizer:
                              "tokenize_spans() method")
         fast = self._byte_offsets()
         aligned = aligned_input(text)
-        whole = self._whole_offsets(aligned.text, fast, ids) if fast is not None else None
+        whole = self._whole_offsets(aligned.text, fast, known) if fast is not None else None
         ids: list[int] = []
         offsets: list[tuple[int, int]] = []
         if whole is not None:  # (every id from one Rust call, every span from one table)

@@ -221,10 +221,10 @@ class BPE(Stage):
             lengths[i] = len(token.encode("utf-8", "surrogatepass"))
         if self.byte_fallback:
             for b in range(256):
-                if (i := self.vocab.get(f"<0x{b:02X}>")) is not None:
-                    lengths[i] = 1
-        if self.unk_token is not None and (i := self.vocab.get(self.unk_token)) is not None:
-            lengths[i] = 0
+                if (byte_id := self.vocab.get(f"<0x{b:02X}>")) is not None:
+                    lengths[byte_id] = 1
+        if self.unk_token is not None and (unk_id := self.vocab.get(self.unk_token)) is not None:
+            lengths[unk_id] = 0
         return _core.ByteLengths(lengths, [])
 
     @functools.cached_property
