@@ -220,7 +220,14 @@ impl SentencePiece {
     /// all but the last are empty at its start and the last spans the char. (The Python
     /// reference: `SentencePieceBPE.encode_with_offsets_reference`.)
     pub fn encode_offsets(&self, text: &str) -> Result<(Vec<u32>, crate::offsets::Spans)> {
+        // origins and spans are 32-bit positions (as `encode_pieces`' spans)
+        if text.len() >= u32::MAX as usize {
+            return Err(Error::TooLong(text.len()));
+        }
         let (normalized, origins) = self.normalizer.normalize_with_origins(text.as_bytes())?;
+        if normalized.len() >= u32::MAX as usize {
+            return Err(Error::TooLong(normalized.len()));
+        }
         let enc = self.spans_of(normalized, self.chunks.as_ref().map(|(cuts, _)| cuts));
         let norm = enc.normalized.as_bytes();
         let mut chars = crate::offsets::Boundaries::new(text.as_bytes());
