@@ -122,6 +122,17 @@ mod tests {
         char_spans(text, lengths.iter().map(|&n| Some(n)), skip)
     }
 
+    /// Char indices of char boundaries, asked in order, again, and backwards.
+    #[test]
+    fn boundaries_count_chars_before_a_byte() {
+        let text = "aé👍b"; // bytes: a 0, é 1..3, 👍 3..7, b 7, end 8
+        let mut at = super::Boundaries::new(text.as_bytes());
+        let want = [(0, 0), (1, 1), (3, 2), (3, 2), (7, 3), (8, 4), (1, 1), (8, 4), (99, 4)];
+        for (p, n) in want {
+            assert_eq!(at.index(p), n, "byte {p}");
+        }
+    }
+
     /// Against the spans written out: a prefix of two chars before "abc" found at 10.
     #[test]
     fn spans_after_a_prefix() {
