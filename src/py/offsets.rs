@@ -55,7 +55,6 @@ impl ByteLengths {
     }
 }
 
-
 /// `Aligned.map` for text with a prefix of `lead` chars and no list of spans (see
 /// [`crate::offsets::lead_spans`]).
 #[pyfunction]
