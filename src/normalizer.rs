@@ -1,9 +1,10 @@
 //! Hugging Face normalizers that the Rust pipelines apply themselves: a [`Program`] of steps, each
 //! exactly one `tokenizer.json` normalizer (`NFC` ... `NFKD`, `Lowercase`, `StripAccents`,
-//! `Strip`, `Replace` of a literal string, `Prepend`), run in order as a `Sequence` runs them.
-//! The Python stages (`bpekit.pipeline.normalizers`) are the reference and say which of them a
-//! program may stand for (`core_steps`); anything else (a regex `Replace`, a subclass) stays a
-//! Python call per text.
+//! `Strip`, `Replace` of a literal string or of a regex the `regex` crate reads as Oniguruma
+//! does, `Prepend`), run in order as a `Sequence` runs them. The Python stages
+//! (`bpekit.pipeline.normalizers`) are the reference and say which of them a program may stand
+//! for (`core_steps`); anything else (another regex `Replace`, a subclass) stays a Python call
+//! per text.
 //!
 //! Performance note: Llama-2-style `tokenizer.json` files (`Sequence[Prepend("▁"), Replace(" ",
 //! "▁")]`) called Python once per text, holding the GIL, before a batch's threads could start;
@@ -26,6 +27,8 @@ pub enum Step {
     Strip { left: bool, right: bool },
     /// `Replace` of a literal, non-empty string (every match, left to right, not overlapping).
     Replace { from: String, to: String },
+    /// `Replace` of a regex ([`ReplaceRegex`]: CLIP's `\s+` -> `" "`), `to` taken literally.
+    ReplaceRegex { regex: ReplaceRegex, to: String },
     /// `Prepend`: the string before a non-empty text.
     Prepend(String),
 }
@@ -53,11 +56,46 @@ impl Step {
                 }
             }
             Step::Replace { from, to } => replace(text, from, to),
+            Step::ReplaceRegex { regex, to } => regex.0.replace_all(text, regex::NoExpand(to)),
             Step::Prepend(p) if !text.is_empty() && !p.is_empty() => Cow::Owned(format!("{p}{text}")),
             Step::Prepend(_) => Cow::Borrowed(text),
         }
     }
 }
+
+/// The regex of a [`Step::ReplaceRegex`]: one the `regex` crate runs (no lookaround, no
+/// backreference: linear time, and a search that cannot fail) and that matches at least one
+/// character, so that Hugging Face's handling of empty matches never comes up. Its syntax is the
+/// one `bpekit.pipeline.onig.onig_to_regex` writes for the portable patterns (`onig.portable`),
+/// which Oniguruma reads alike.
+#[derive(Clone, Debug)]
+pub struct ReplaceRegex(regex::Regex);
+
+impl ReplaceRegex {
+    /// The regex of `pattern`, or why it cannot be one.
+    pub fn new(pattern: &str) -> Result<ReplaceRegex, String> {
+        let hir = regex_syntax::parse(pattern).map_err(|e| format!("{pattern:?}: {e}"))?;
+        if hir.properties().minimum_len().unwrap_or(0) == 0 {
+            return Err(format!("{pattern:?} may match the empty string"));
+        }
+        regex::Regex::new(pattern).map(ReplaceRegex).map_err(|e| format!("{pattern:?}: {e}"))
+    }
+}
+
+impl ReplaceRegex {
+    /// The byte ranges of `text` this regex replaces, in order.
+    pub fn matches<'a>(&'a self, text: &'a str) -> impl Iterator<Item = (usize, usize)> + 'a {
+        self.0.find_iter(text).map(|m| (m.start(), m.end()))
+    }
+}
+
+impl PartialEq for ReplaceRegex {
+    fn eq(&self, other: &ReplaceRegex) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
+}
+
+impl Eq for ReplaceRegex {}
 
 /// Where `c` is in `text` (byte offsets, in order): a plain scan for `c`'s first byte, each hit
 /// checked for the rest of `c`. For characters as frequent as spaces, `memchr` (what
@@ -210,5 +248,21 @@ mod tests {
         let only = Program { steps: vec![Step::Strip { left: true, right: false }] };
         assert!(matches!(only.apply("  ab "), Cow::Owned(e) if e == "ab "));
         assert!(matches!(only.apply("ab "), Cow::Borrowed("ab ")));
+    }
+
+    /// A regex `Replace`: every match replaced by the content taken literally (`$1` is text),
+    /// the text borrowed where nothing matches; a regex that may match nothing is refused.
+    #[test]
+    fn regex_replace() {
+        let step = |p: &str, to: &str| Step::ReplaceRegex { regex: ReplaceRegex::new(p).unwrap(), to: to.into() };
+        assert_eq!(step(r"\s+", " ").apply("a \n\t b\u{3000}c\n").into_owned(), "a b c ");
+        assert_eq!(step(r" {2,}", "$1").apply("a  b c").into_owned(), "a$1b c");
+        assert!(matches!(step(r"\s+", " ").apply("abc"), Cow::Borrowed("abc")));
+        let matches: Vec<_> = ReplaceRegex::new(r"\s+").unwrap().matches("é \n x y").collect();
+        assert_eq!(matches, vec![(2, 5), (6, 7)]);
+        for bad in [r"\s*", r"a|", r"\b", "(", r"(?=a)"] {
+            assert!(ReplaceRegex::new(bad).is_err(), "{bad}");
+        }
+        assert_eq!(ReplaceRegex::new(r"\s+").unwrap(), ReplaceRegex::new(r"\s+").unwrap());
     }
 }

@@ -85,6 +85,32 @@ pub fn lead_spans(cuts: &[(usize, usize)], origin: usize, lead: usize, len: usiz
         .collect()
 }
 
+/// The input spans of a text of `len` chars after each of `matches` (char ranges, in order, not
+/// overlapping) is replaced by `content` chars: `bpekit.pipeline.aligned.Aligned.replace`, where
+/// every char of a replacement takes the span of the last char it replaces (of the char before
+/// an empty match; `(origin, origin)` at the very start). The text's spans are `spans`, or with
+/// none those of [`lead_spans`]' text (`origin`, `lead`).
+pub fn replaced_spans(spans: Option<&[(usize, usize)]>, origin: usize, lead: usize, len: usize, matches: &[(usize, usize)], content: usize) -> Spans {
+    let span = |i: usize| match spans {
+        Some(s) => s[i],
+        None => {
+            let at = origin + i.saturating_sub(lead);
+            (at, at + 1)
+        }
+    };
+    let replaced: usize = matches.iter().map(|&(s, e)| e - s).sum();
+    let mut out = Vec::with_capacity(len - replaced.min(len) + matches.len() * content);
+    let mut done = 0;
+    for &(s, e) in matches {
+        out.extend((done..s).map(span));
+        let after = if e >= 1 { span(e - 1) } else { (origin, origin) };
+        out.extend(std::iter::repeat(after).take(content));
+        done = e;
+    }
+    out.extend((done..len).map(span));
+    out
+}
+
 /// Hugging Face's `process_offsets` (a ByteLevel or RoBERTa post-processor's `trim_offsets`):
 /// each span loses as many chars at its start and end as its token has spaces there (`ends`:
 /// leading and trailing `Ġ` or whitespace), except the one space that `add_prefix_space` put
@@ -178,5 +204,19 @@ mod tests {
         assert_eq!(spans("abc", &[3, 0], 0), None);
         assert_eq!(spans("", &[1], 1), None);
         assert_eq!(char_spans("ab", [Some(1), None].into_iter(), 0), None);
+    }
+
+    /// `replaced_spans` against the spans written out: "a  b" (found at 10, no list) with the
+    /// run of spaces replaced by one char, and an empty match at the start and at the end.
+    #[test]
+    fn spans_after_a_replacement() {
+        let got = super::replaced_spans(None, 10, 0, 4, &[(1, 3)], 1);
+        assert_eq!(got, vec![(10, 11), (12, 13), (13, 14)]);
+        let got = super::replaced_spans(None, 10, 0, 2, &[(0, 0), (2, 2)], 2);
+        assert_eq!(got, vec![(10, 10), (10, 10), (10, 11), (11, 12), (11, 12), (11, 12)]);
+        // a text with a list, and one with a two-char prefix (both spanning the first input char)
+        let listed = [(0, 2), (2, 3), (5, 6)];
+        assert_eq!(super::replaced_spans(Some(&listed), 0, 0, 3, &[(0, 2)], 0), vec![(5, 6)]);
+        assert_eq!(super::replaced_spans(None, 4, 2, 4, &[(1, 2)], 1), vec![(4, 5), (4, 5), (4, 5), (5, 6)]);
     }
 }

@@ -111,6 +111,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(text::normalize_unicode, m)?)?;
     m.add_function(wrap_pyfunction!(text::normalize_unicode_changes, m)?)?;
     m.add_function(wrap_pyfunction!(offsets::lead_spans, m)?)?;
+    m.add_function(wrap_pyfunction!(offsets::replaced_spans, m)?)?;
     m.add_function(wrap_pyfunction!(text::strip_marks, m)?)?;
     m.add_function(wrap_pyfunction!(text::lowercase, m)?)?;
     m.add_function(wrap_pyfunction!(text::class_runs, m)?)?;

@@ -47,12 +47,42 @@ impl ByteLengths {
         spans
     }
 
+    /// The byte length of id `i`, if it has one.
+    pub(super) fn length(&self, i: u32) -> Option<usize> {
+        self.lengths.get(i as usize).map(|&n| n as usize)
+    }
+
     /// The char span of each of `ids` over `text` (see [`char_spans`]; `skip` bytes first).
     #[pyo3(signature = (text, ids, skip = 0))]
     fn char_offsets(&self, text: &str, ids: Vec<u32>, skip: usize) -> PyResult<Vec<(usize, usize)>> {
         let lengths = ids.iter().map(|&i| self.lengths.get(i as usize).map(|&n| n as usize));
         char_spans(text, lengths, skip).ok_or_else(not_spelled)
     }
+}
+
+/// `Aligned.replace`'s spans (see [`crate::offsets::replaced_spans`]): `spans` `None` for text
+/// with no list of spans (`origin`, `lead`). `ValueError` for matches out of order or past `len`.
+#[pyfunction]
+#[pyo3(signature = (spans, origin, lead, len, matches, content))]
+pub fn replaced_spans(
+    spans: Option<Vec<(usize, usize)>>,
+    origin: usize,
+    lead: usize,
+    len: usize,
+    matches: Vec<(usize, usize)>,
+    content: usize,
+) -> PyResult<crate::offsets::Spans> {
+    let mut done = 0;
+    for &(s, e) in &matches {
+        if s < done || e < s || e > len {
+            return Err(PyValueError::new_err(format!("replaced_spans: match ({s}, {e}) out of order or past {len} chars")));
+        }
+        done = e;
+    }
+    if spans.as_ref().is_some_and(|s| s.len() != len) {
+        return Err(PyValueError::new_err(format!("replaced_spans: {} spans for {len} chars", spans.map_or(0, |s| s.len()))));
+    }
+    Ok(crate::offsets::replaced_spans(spans.as_deref(), origin, lead, len, &matches, content))
 }
 
 /// `Aligned.map` for text with a prefix of `lead` chars and no list of spans (see

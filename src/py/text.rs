@@ -16,7 +16,7 @@
 use super::calls::HOLD_GIL_BELOW;
 use super::{run, run_held};
 use crate::hf_unicode::Form;
-use crate::normalizer::{Program, Step};
+use crate::normalizer::{Program, ReplaceRegex, Step};
 use crate::surrogates::join_surrogates;
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
@@ -154,7 +154,8 @@ pub fn is_word_char(c: char) -> PyResult<bool> {
 /// pipelines run themselves ([`crate::normalizer`]). `steps` is a list of tuples, as
 /// `Normalizer.core_steps()` makes them: `("form", "NFC")` (or NFD, NFKC, NFKD),
 /// `("lowercase",)`, `("strip_accents",)`, `("strip", left, right)`, `("replace", literal,
-/// content)` and `("prepend", text)`.
+/// content)`, `("replace_regex", regex, content)` (`ValueError` for a regex that may match the
+/// empty string or that the `regex` crate does not take) and `("prepend", text)`.
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct Normalizer {
     pub(super) program: Program,
@@ -174,6 +175,18 @@ impl Normalizer {
         Ok(same_or_new(text, self.program.apply(text.to_str()?)))
     }
 
+    /// The char ranges of `text` that a program of one regex `Replace` replaces, in order (for
+    /// `Aligned.replace`); `ValueError` for any other program.
+    fn replace_matches(&self, py: Python<'_>, text: &str) -> PyResult<Vec<(usize, usize)>> {
+        let [Step::ReplaceRegex { regex, .. }] = self.program.steps.as_slice() else {
+            return Err(PyValueError::new_err("replace_matches needs a program of one regex Replace"));
+        };
+        py.detach(|| {
+            let mut chars = crate::offsets::Boundaries::new(text.as_bytes());
+            Ok(regex.matches(text).map(|(s, e)| (chars.index(s), chars.index(e))).collect())
+        })
+    }
+
     fn __repr__(&self) -> String {
         format!("Normalizer({:?})", self.program.steps)
     }
@@ -191,6 +204,10 @@ fn step_arg(t: &Bound<'_, PyTuple>) -> PyResult<Step> {
         ("strip_accents", 1) => Step::StripMarks,
         ("strip", 3) => Step::Strip { left: flag(1)?, right: flag(2)? },
         ("replace", 3) => Step::Replace { from: text(1)?, to: text(2)? },
+        ("replace_regex", 3) => {
+            let regex = ReplaceRegex::new(&text(1)?).map_err(|e| PyValueError::new_err(format!("not a normalizer regex: {e}")))?;
+            Step::ReplaceRegex { regex, to: text(2)? }
+        }
         ("prepend", 2) => Step::Prepend(text(1)?),
         _ => return Err(bad()),
     };

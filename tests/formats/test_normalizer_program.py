@@ -74,7 +74,9 @@ def test_bad_steps_are_value_errors(bad) -> None:
 
 
 def test_python_only_stages_keep_the_python_call() -> None:
-    regex_replace = ours.Replace(Pattern(r"\s+", True), " ")
+    """A regex Replace the core may read otherwise (a class by Unicode property: the engines'
+    Unicode versions differ; ``\\s+`` runs in Rust, tests/formats/test_clip_layout.py)."""
+    regex_replace = ours.Replace(Pattern(r"\d+", True), " ")
     assert regex_replace.core_steps() is None
     assert ours.Sequence([ours.NFC(), regex_replace]).core_steps() is None
     assert core_normalizer(regex_replace) == regex_replace.normalize

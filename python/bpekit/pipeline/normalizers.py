@@ -6,8 +6,9 @@ Strip, Replace, Prepend, Sequence. Each class reads and writes its own dict.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from bpekit import _core
@@ -125,8 +126,11 @@ class Lowercase(Normalizer):
     def align(self, text: Aligned) -> Aligned:
         if not self._own(Lowercase):
             return super().align(text)
-        if self.normalize(text.text) == text.text:
+        low = self.normalize(text.text)
+        if low == text.text:
             return text
+        if len(low) == len(text.text):  # (every char lowers to one: each keeps its span)
+            return Aligned(low, text._spans, text.origin, text.lead)
         # one char may lower to several (İ: i + U+0307), each after the first inserted
         return text.map_chars((low, int(k > 0)) for c in text.text for k, low in enumerate(self.normalize(c)))
 
@@ -187,6 +191,39 @@ class Strip(Normalizer):
         return {"type": "Strip", "strip_left": self.strip_left, "strip_right": self.strip_right}
 
 
+@functools.lru_cache(maxsize=64)
+def _regex_step(pattern: str, content: str) -> list[tuple[Any, ...]] | None:
+    """The Rust step of a regex ``Replace`` (CLIP's ``\\s+`` -> ``" "``), where the core reads the
+    pattern as Oniguruma does (``onig.portable``, and no class by Unicode property but ``\\s``), and
+    the ``regex`` crate takes it and finds no empty match in it (``src/normalizer.rs``,
+    ``ReplaceRegex``); else ``None``."""
+    from bpekit.pipeline.onig import onig_to_regex, portable
+
+    # (character classes by Unicode property follow each engine's Unicode version: the regex
+    # crate's \d takes digits assigned in 2025 that Oniguruma's tables lack; White_Space is stable)
+    if not portable(pattern) or re.search(r"\\[pPdDwWbBhHRXN]", pattern):
+        return None
+    step = ("replace_regex", "(?m)" + onig_to_regex(pattern), content)  # (Ruby syntax: ^ $ are line anchors)
+    try:
+        _core.Normalizer([step])
+    except ValueError:  # (lookarounds, a pattern that may match nothing)
+        return None
+    return [step]
+
+
+@functools.lru_cache(maxsize=64)
+def _program(step: tuple[Any, ...]) -> Any:
+    return _core.Normalizer([step])
+
+
+def _has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 @_register
 class Replace(Normalizer):
     """Replaces every match of a literal or regex pattern with ``content``."""
@@ -196,18 +233,46 @@ class Replace(Normalizer):
         self.content = content
 
     def normalize(self, text: str) -> str:
-        return self.pattern.compiled.sub(lambda _: self.content, text)
+        pieces, done = [], 0
+        for s, e in self._matches(text):
+            pieces += (text[done:s], self.content)
+            done = e
+        if not pieces:
+            return text
+        pieces.append(text[done:])
+        return "".join(pieces)
+
+    def _matches(self, text: str) -> Iterator[tuple[int, int]]:
+        """The spans Hugging Face replaces (its ``find_matches``): none in an empty text, and no
+        empty match right where a match ended (``\\s*`` on ``" "`` is one match; Python's
+        ``regex`` finds an empty one after it too)."""
+        if not text:
+            return
+        end = -1
+        for m in self.pattern.compiled.finditer(text):
+            s, e = m.span()
+            if s == e == end:
+                continue
+            end = e
+            yield s, e
 
     def align(self, text: Aligned) -> Aligned:
         if not self._own(Replace):
             return super().align(text)
         if not self.pattern.is_regex and len(self.pattern.text) == 1 and len(self.content) == 1:
             return text.replace_char(self.pattern.text, self.content)  # (" " -> "▁": every span kept)
-        return text.replace((m.span() for m in self.pattern.compiled.finditer(text.text)), self.content)
+        if self.pattern.is_regex and (steps := _regex_step(self.pattern.text, self.content)) is not None \
+                and not _has_surrogates(text.text):  # (the matches found and the text replaced in Rust)
+            program = _program(steps[0])
+            return text.replace(program.replace_matches(text.text), self.content, program.normalize(text.text))
+        return text.replace(self._matches(text.text), self.content)
 
     def core_steps(self) -> list[tuple[Any, ...]] | None:
-        literal = not self.pattern.is_regex and self.pattern.text and self._own(Replace)
-        return [("replace", self.pattern.text, self.content)] if literal else None
+        if not self._own(Replace):
+            return None
+        if not self.pattern.is_regex:
+            return [("replace", self.pattern.text, self.content)] if self.pattern.text else None
+        return _regex_step(self.pattern.text, self.content)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> Replace:
