@@ -18,7 +18,7 @@
 //! accepts the list (`PairBpe::encode_piece_linear`; a character model's through its stand-in
 //! bytes).
 
-use crate::pairbpe::{CharSymbols, Metaspace, PairBpe, Prepend, Split, Symbols, DROP};
+use crate::pairbpe::{Affixed, CharSymbols, Metaspace, PairBpe, Prepend, Split, Symbols, DROP};
 use crate::pretokenize::known::GPT2_TIKTOKEN;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
@@ -56,6 +56,8 @@ const STAGES: [&str; 2] = [r"\p{N}+", r" ?\p{L}+"];
 const UNK: u32 = 900;
 const FIRST_MERGED: u32 = 1000;
 const BYTE_BASE: u32 = 600;
+/// The first id of an affixed model's inside forms (then its last forms, then its one-byte ones).
+const AFFIXED: u32 = 2000;
 
 /// Hugging Face's `BPE::merge_word` symbols for `piece` (characters; unknown ones as byte tokens
 /// or unk), as a plain reading of its rules.
@@ -152,7 +154,8 @@ fn reference_merge(mut ids: Vec<u32>, merges: &FxHashMap<(u32, u32), (u32, u32)>
 
 /// `data[0]`: flags (bit 0 characters, 1 byte fallback, 2 unk, 3 fuse unk, 4 drop some bytes or
 /// characters, 5-6 the split: none / GPT-2 / isolated stages, 7 ignore_merges); `data[1]`:
-/// text prefix and piece prefix (bits 0, 1); `data[2]`: the number of merges (each two bytes
+/// text prefix and piece prefix (bits 0, 1), Metaspace (2-5), not the first segment (6), a
+/// byte model with affixed forms (7, [`Affixed`]); `data[2]`: the number of merges (each two bytes
 /// picking its left and right among the ids so far); the rest is the text, over [`ALPHABET`].
 pub fn pairbpe(data: &[u8]) {
     let mut it = data.iter().copied();
@@ -193,7 +196,15 @@ pub fn pairbpe(data: &[u8]) {
                 initial.push(v as u32);
             }
         }
-        Symbols::Bytes(b)
+        if prefixes & 128 != 0 {
+            // a subword prefix / end-of-word suffix: each byte's form by its place in the piece
+            let form = |base: u32| -> [u32; 256] { std::array::from_fn(|v| if b[v] == DROP { DROP } else { base + v as u32 }) };
+            let affixed = Affixed { first: b, middle: form(AFFIXED), last: form(AFFIXED + 256), only: form(AFFIXED + 512) };
+            initial.extend(affixed.middle.iter().chain(&affixed.last).chain(&affixed.only).copied().filter(|&v| v != DROP));
+            Symbols::Affixed(Box::new(affixed))
+        } else {
+            Symbols::Bytes(b)
+        }
     };
     initial.sort_unstable();
     initial.dedup();
@@ -237,6 +248,16 @@ pub fn pairbpe(data: &[u8]) {
     let reference_symbols = |piece: &str| match &symbols {
         Symbols::Chars(s) => reference_char_symbols(s, piece),
         Symbols::Bytes(b) => piece.bytes().map(|v| b[v as usize]).filter(|&v| v != DROP).collect(),
+        Symbols::Affixed(a) => {
+            let n = piece.len();
+            let form = |i: usize| match (i, n) {
+                (_, 1) => &a.only,
+                (0, _) => &a.first,
+                (i, n) if i + 1 == n => &a.last,
+                _ => &a.middle,
+            };
+            piece.bytes().enumerate().map(|(i, v)| form(i)[v as usize]).filter(|&v| v != DROP).collect()
+        }
     };
     // the reference pieces, from fancy-regex
     let prefixed = if split.text_prefix && !text.starts_with(' ') { format!(" {text}") } else { text.clone() };
@@ -276,6 +297,7 @@ pub fn pairbpe(data: &[u8]) {
         }
         raw_pieces.push((p, merged));
     }
+    let text_prefix = split.text_prefix;
     let model = PairBpe::new(symbols, &merges, whole, split).expect("fresh merges never repeat a pair");
     let encode = |text: &str| {
         let mut out = Vec::new();
@@ -284,6 +306,24 @@ pub fn pairbpe(data: &[u8]) {
     let got = encode(&text).expect("encode");
     assert_eq!(got, want, "encode {text:?} (flags {flags:#x}, prefixes {prefixes})");
     assert_eq!(encode(&text).expect("encode"), want, "the second encode (piece cache) of {text:?}");
+    // each id's span of the text, for models over bytes split into pieces of the text's own bytes
+    if !chars && split_kind >= 1 && !text_prefix {
+        let mut length: FxHashMap<u32, usize> = initial.iter().filter(|&&i| !(FIRST_MERGED..AFFIXED).contains(&i)).map(|&i| (i, 1)).collect();
+        for &(a, b, m) in &merges {
+            if let (Some(x), Some(y)) = (length.get(&a).copied(), length.get(&b).copied()) {
+                length.entry(m).or_insert(x + y);
+            }
+        }
+        length.extend([(800, 2), (801, 2), (802, 4)]);
+        let spans = model.encode_byte_spans(&text, |i| length.get(&i).copied()).expect("encode");
+        if let Some((ids, spans)) = &spans {
+            assert_eq!(ids, &want, "encode_byte_spans of {text:?}");
+            assert!(spans.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1), "spans in order: {spans:?}");
+            assert!(spans.iter().all(|&(a, b)| a <= b && b < text.len()), "spans inside {text:?}: {spans:?}");
+        } else {
+            assert!(drop_some, "no spans for {text:?} though no byte is dropped");
+        }
+    }
     for (p, merged) in raw_pieces.iter().filter(|(p, _)| !p.is_empty()) {
         let mut ids = Vec::new();
         model.encode_piece(p.as_bytes(), &mut ids).expect("a short piece");

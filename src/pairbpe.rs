@@ -24,6 +24,9 @@ use crate::merge::{FastRanks, RankLookup};
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
 
+/// Ids and, for each, the first and last byte of the text it stands for.
+pub type IdsAndSpans = (Vec<u32>, Vec<(usize, usize)>);
+
 /// One symbol of a merge: its id and its neighbours' positions.
 #[derive(Clone, Copy)]
 struct Link {
@@ -208,10 +211,60 @@ impl CharSymbols {
     }
 }
 
-/// The first symbols of a piece: its bytes through the byte-level alphabet, or its characters.
+/// The first symbols of a piece: its bytes through the byte-level alphabet (plain, or with a
+/// subword prefix or end-of-word suffix), or its characters.
 pub enum Symbols {
     Bytes([u32; 256]),
+    Affixed(Box<Affixed>),
     Chars(CharSymbols),
+}
+
+/// A byte-level model whose symbols take Hugging Face's `continuing_subword_prefix` (every byte
+/// after the first) or `end_of_word_suffix` (the last byte), as CLIP's `tokenizer.json` (suffix
+/// `</w>`): a byte's first symbol depends on where it stands in the piece. Each table maps a byte
+/// to that symbol's id ([`DROP`]: not in the vocabulary, dropped, and the symbol that would have
+/// been last keeps its own form, as in `bpekit.pipeline.models.BPE._symbols`).
+pub struct Affixed {
+    /// The first byte of a piece of two or more: the byte's character alone.
+    pub first: [u32; 256],
+    /// A byte inside a piece: prefix + character.
+    pub middle: [u32; 256],
+    /// The last byte of a piece of two or more: prefix + character + suffix.
+    pub last: [u32; 256],
+    /// A piece of one byte: character + suffix.
+    pub only: [u32; 256],
+}
+
+impl Affixed {
+    /// The table of the byte at `i` of a piece of `n` bytes.
+    #[inline(always)]
+    fn table(&self, i: usize, n: usize) -> &[u32; 256] {
+        if n == 1 {
+            &self.only
+        } else if i == 0 {
+            &self.first
+        } else if i + 1 == n {
+            &self.last
+        } else {
+            &self.middle
+        }
+    }
+
+    /// The first symbols of `piece` appended to `ids` (dropped bytes left out); how many.
+    #[inline]
+    fn symbols(&self, piece: &[u8], ids: &mut [u32]) -> usize {
+        let n = piece.len();
+        let mut k = 0;
+        for (i, &b) in piece.iter().enumerate() {
+            ids[k] = self.table(i, n)[b as usize];
+            k += (ids[k] != DROP) as usize;
+        }
+        k
+    }
+
+    fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        [&self.first, &self.middle, &self.last, &self.only].into_iter().flatten().copied().filter(|&i| i != DROP)
+    }
 }
 
 /// How raw text becomes pieces: the core splitter plus Hugging Face's ByteLevel prefix options.
@@ -359,7 +412,7 @@ impl PairBpe {
         };
         let pseudo = match &symbols {
             Symbols::Chars(c) => PseudoBytes::new(&c.chars).map(Box::new),
-            Symbols::Bytes(_) => None,
+            Symbols::Bytes(_) | Symbols::Affixed(_) => None,
         };
         let linear = (matches!(symbols, Symbols::Bytes(_)) || pseudo.is_some()).then(linear::Linear::default);
         let tokens = match (&symbols, &whole) {
@@ -374,6 +427,7 @@ impl PairBpe {
         let merged = self.pairs.values().map(|&(_, m)| m).max();
         let symbols = match &self.symbols {
             Symbols::Bytes(ids) => ids.iter().copied().filter(|&i| i != DROP).max(),
+            Symbols::Affixed(a) => a.ids().max(),
             Symbols::Chars(c) => c.chars.values().copied().chain(c.bytes.iter().flatten().copied().filter(|&i| i != DROP)).chain(c.unk).max(),
         };
         merged.max(symbols).max(self.whole_max)
@@ -453,6 +507,19 @@ impl PairBpe {
                     }
                 }
                 let ids = piece.iter().map(|&b| byte_ids[b as usize]).filter(|&i| i != DROP).collect();
+                out.extend(self.merge_all(ids));
+            }
+            // no linear merge: its tables spell tokens by their bytes, and here the same bytes
+            // make different tokens at the end of a piece than inside it
+            Symbols::Affixed(affixed) => {
+                if piece.len() < FLAT_BELOW {
+                    let mut ids = [0u32; FLAT_BELOW];
+                    let n = affixed.symbols(piece, &mut ids);
+                    return self.merge_flat(&mut ids[..n], out);
+                }
+                let mut ids = vec![0u32; piece.len()];
+                let n = affixed.symbols(piece, &mut ids);
+                ids.truncate(n);
                 out.extend(self.merge_all(ids));
             }
             Symbols::Chars(chars) => {
@@ -683,6 +750,56 @@ impl PairBpe {
                 (None, None, None) => piece(0, bytes.len()),
             }
         })
+    }
+
+    /// The pieces of `text` as [`Self::encode_segment`] cuts it, as byte ranges in order, where
+    /// its pieces are the text's own bytes: a splitter or split stages, with no space put before
+    /// the whole text and no `Metaspace`; else `None`.
+    fn piece_ranges(&self, text: &str) -> Result<Option<Vec<(usize, usize)>>> {
+        if self.split.metaspace.is_some() || self.split.text_prefix {
+            return Ok(None);
+        }
+        if !self.split.isolated.is_empty() {
+            return RegexSplitter::isolate_all(&self.split.isolated, text).map(Some);
+        }
+        let Some(splitter) = &self.split.splitter else { return Ok(None) };
+        let mut pieces = Vec::new();
+        splitter.for_each_piece(text, |s, e| {
+            pieces.push((s, e));
+            Ok(())
+        })?;
+        Ok(Some(pieces))
+    }
+
+    /// [`Self::encode_segment`] of `text` (`first`) and, for each id, the first and last byte of
+    /// `text` it stands for, `length` giving each id's bytes of its piece (a subword prefix or
+    /// end-of-word suffix not counted). Each piece's ids spell its bytes, so text that a split
+    /// stage drops ([`crate::pretokenize::regex_split::MATCHES_ONLY`]) is in no span, and the
+    /// space `piece_prefix` puts before a piece belongs to the piece's first byte. `None` where
+    /// the pieces are not the text's own bytes ([`Self::piece_ranges`]), or an id has no length
+    /// or a piece's ids do not add up to it (a dropped byte).
+    pub fn encode_byte_spans(&self, text: &str, length: impl Fn(u32) -> Option<usize>) -> Result<Option<IdsAndSpans>> {
+        let Some(pieces) = self.piece_ranges(text)? else { return Ok(None) };
+        let bytes = text.as_bytes();
+        let (mut ids, mut spans, mut buf) = (Vec::with_capacity(text.len() / 3), Vec::with_capacity(text.len() / 3), Vec::new());
+        let spelled = cache::with_bytes(&self.cache, |mut cache| -> Result<bool> {
+            for (s, e) in pieces {
+                let from = ids.len();
+                self.encode_prefixed(&bytes[s..e], &mut buf, &mut ids, &mut cache)?;
+                let skip = usize::from(self.split.piece_prefix && bytes[s] != b' ');
+                let mut at = 0usize; // in the piece as merged (its prefix space first)
+                for &id in &ids[from..] {
+                    let Some(n) = length(id).filter(|&n| n > 0) else { return Ok(false) };
+                    spans.push((s + at.saturating_sub(skip), s + (at + n - 1).saturating_sub(skip)));
+                    at += n;
+                }
+                if at != e - s + skip {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        })?;
+        Ok(spelled.then_some((ids, spans)))
     }
 
     /// The character a text with no pre-tokenizer may be cut before ([`CharSymbols::marker`]);
@@ -1192,5 +1309,55 @@ mod tests {
         // a pending unk waits for the next known character, after byte tokens
         let m = PairBpe::new(Symbols::Chars(chars(true, true)), &[], None, split()).unwrap();
         assert_eq!(m.encode("€éa").unwrap(), vec![4, 5, 3, 0]);
+    }
+
+    /// A byte's first symbol by its place in the piece (CLIP's `</w>`): ids 0-255 a byte alone,
+    /// +256 inside (prefix), +512 last (prefix and suffix), +768 a piece of one byte (suffix).
+    fn affixed(merges: &[(u32, u32, u32)], split: Split) -> PairBpe {
+        let table = |base: u32| std::array::from_fn(|b| base + b as u32);
+        let affixed = Affixed { first: table(0), middle: table(256), last: table(512), only: table(768) };
+        PairBpe::new(Symbols::Affixed(Box::new(affixed)), merges, None, split).unwrap()
+    }
+
+    #[test]
+    fn affixed_symbols_take_the_piece_ends_forms() {
+        let split = Split { splitter: Some(Pretokenizer::new(r"\S+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None };
+        // "ab</w>" = a + b</w>; "ab" = a + ##b; "abc</w>" = ab + ##c</w>
+        let (a, b, c) = (97, 98, 99);
+        let m = affixed(&[(a, 512 + b, 1000), (a, 256 + b, 1001), (1001, 512 + c, 1002)], split);
+        assert_eq!(m.encode("ab abc a abd").unwrap(), vec![1000, 1002, 768 + a, 1001, 512 + 100]);
+        // a dropped last byte leaves the byte before it in its inside form
+        let mut m = affixed(&[(a, 512 + b, 1000)], Split { splitter: None, isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None });
+        if let Symbols::Affixed(t) = &mut m.symbols {
+            t.last[b'x' as usize] = DROP;
+        }
+        assert_eq!(m.merge(b"abx"), vec![a, 256 + b]);
+        assert_eq!(m.merge(b"ab"), vec![1000]);
+        // the same piece long enough for the heap merge: no linear merge, no one-token table
+        assert!(m.linear.is_none() && m.tokens.is_none());
+        let long: Vec<u8> = b"ab".repeat(FLAT_BELOW);
+        let mut want = vec![a];
+        want.extend((1..long.len() - 1).map(|i| 256 + long[i] as u32));
+        want.push(512 + b);
+        assert_eq!(m.merge(&long), want); // (no merge joins two inside forms)
+    }
+
+    /// A split stage that keeps only its matches drops the text between them, from spans too.
+    #[test]
+    fn a_stage_of_matches_only_drops_the_gaps() {
+        let stage = format!("{}[a-z]+", crate::pretokenize::regex_split::MATCHES_ONLY);
+        let split = Split { splitter: None, isolated: RegexSplitter::all(&[stage]).unwrap(), text_prefix: false, piece_prefix: true, metaspace: None };
+        let byte_ids: [u32; 256] = std::array::from_fn(|b| b as u32);
+        let m = PairBpe::new(Symbols::Bytes(byte_ids), &[(32, 97, 300), (98, 99, 301)], None, split).unwrap();
+        // pieces "a", "bc", "x" (each after the prefix space), the rest dropped
+        let text = "a, bc  X1 x";
+        let want = vec![300, 32, 301, 32, 120];
+        assert_eq!(m.encode(text).unwrap(), want);
+        let (ids, spans) = m.encode_byte_spans(text, |i| Some(if i == 300 || i == 301 { 2 } else { 1 })).unwrap().unwrap();
+        assert_eq!(ids, want);
+        // the prefix space belongs to its piece's first byte
+        assert_eq!(spans, vec![(0, 0), (3, 3), (3, 4), (10, 10), (10, 10)]);
+        // lengths that do not add up to a piece: no spans
+        assert_eq!(m.encode_byte_spans(text, |_| Some(1)).unwrap(), None);
     }
 }

@@ -55,7 +55,8 @@ from bpekit.pipeline import decoders, pre_tokenizers
 from bpekit.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bpekit.pipeline.base import Pattern
 from bpekit.pipeline.byte_level import to_bytes, to_chars
-from bpekit.pipeline.fast import core_model, core_splitter, encode_texts, isolated_config, metaspace_config, split_config
+from bpekit.pipeline.fast import (MATCHES_ONLY, core_model, core_splitter, encode_texts, isolated_config, metaspace_config,
+                                  split_config)
 from bpekit.pipeline.models import BPE, CACHE_MAX_WORD
 from bpekit.pipeline.normalizers import core_normalizer
 from bpekit.pipeline.processors import affixes, spaces_at_ends
@@ -628,7 +629,7 @@ class Tokenizer:
 
         self._refresh()
         fast = self._byte_offsets()
-        if fast is None or fast[1] or not fast[2] or len(texts) < 2:
+        if fast is None or fast[1] or not fast[2] or fast[3] or len(texts) < 2:
             return [self._place(*self._pipeline_offsets(t), add_special_tokens) for t in texts]
         fixed = [aligned_input(t).text for t in texts]  # (lone surrogates fixed, as encode fixes them)
         batch = self.encode_batch(fixed, num_threads=num_threads)
@@ -647,7 +648,7 @@ class Tokenizer:
                              "tokenize_spans() method")
         fast = self._byte_offsets()
         aligned = aligned_input(text)
-        whole = self._whole_offsets(aligned.text, fast, known) if fast is not None else None
+        whole = self._whole_offsets(aligned.text, fast, known) if fast is not None and not fast[3] else None
         ids: list[int] = []
         offsets: list[tuple[int, int]] = []
         if whole is not None:  # (every id from one Rust call, every span from one table)
@@ -659,11 +660,14 @@ class Tokenizer:
                     matched.append((len(ids), part.text))  # (trimmed by what it matched, as HF)
                 ids.append(tid)
                 offsets.append(part.span(0, len(part)))
-            elif fast is not None:  # a byte-level model in Rust: its ids spell the part's UTF-8
+            elif fast is not None and not fast[3]:  # a byte-level model in Rust: its ids spell the part's UTF-8
                 got = self._fast.encode(part.text)
                 skip = int(fast[1] and bool(part.text) and not part.text.startswith(" "))  # (the prefix space)
                 ids += got
                 offsets += part.map(fast[0].char_offsets(part.text, got, skip))
+            elif fast is not None and (found := self._fast.encode_offsets(part.text, fast[0])) is not None:
+                ids += found[0]  # (each piece's ids spell its bytes: CLIP's stage drops spaces)
+                offsets += part.map(found[1])
             else:
                 pieces = self.pre_tokenizer.pre_tokenize_aligned([(part, first)]) if self.pre_tokenizer else [(part, first)]
                 for piece, _ in pieces:
@@ -690,7 +694,7 @@ class Tokenizer:
         the segments would: no prefix space before segments, a text the normalizer leaves as it
         is, and ids (added tokens' included) whose bytes spell it (an ``lstrip`` / ``rstrip``
         added token's ids do not: the segments take it); else ``None``."""
-        table, prefix_space, added_spelled = fast
+        table, prefix_space, added_spelled, _ = fast
         if prefix_space or not added_spelled or not text:
             return None
         if self.normalizer is not None and self.normalizer.normalize(text) != text:
@@ -701,11 +705,14 @@ class Tokenizer:
         except ValueError:  # (they do not spell the text)
             return None
 
-    def _byte_offsets(self) -> tuple[Any, bool, bool] | None:
+    def _byte_offsets(self) -> tuple[Any, bool, bool, bool] | None:
         """For a byte-level pipeline whose pre-tokenizer and model run in Rust (``_fast``), the byte
-        length of each model id (``_core.ByteLengths``, made once per model) and whether a prefix
-        space goes before each segment; ``None`` where offsets take the Python stages (a prefix
-        space before every piece, dropout, a character-level model)."""
+        length of each model id (``_core.ByteLengths``, made once per model), whether a prefix
+        space goes before each segment, whether added tokens' ids spell them, and whether the
+        spans must come piece by piece (``PairBPE.encode_offsets``: a split stage drops text, as
+        CLIP's drops whitespace); ``None`` where offsets take the Python
+        stages (a prefix space before every piece, dropout, a character-level model, a subword
+        prefix)."""
         if not isinstance(self._fast, _core.PairBPE) or self._splitter is None:
             return None
         cached = self.__dict__.get("_offset_table")
@@ -713,13 +720,19 @@ class Tokenizer:
             config = split_config(self.pre_tokenizer)
             isolated = isolated_config(self.pre_tokenizer) if config is None else None
             table = None
-            if (config is not None and not config[2]) or (isolated is not None and not isolated[1]):
+            # a token's bytes are its piece's without the suffix (a subword prefix could not be
+            # told from the same characters of the text: those take the Python stages)
+            suffix = self.model.end_of_word_suffix or ""
+            gaps = isolated is not None and any(p.startswith(MATCHES_ONLY) for p in isolated[0])
+            if not self.model.continuing_subword_prefix and (
+                    (config is not None and not config[2]) or (isolated is not None and not isolated[1])):
                 vocab, added = self.model.vocab, self.added_tokens.by_id
                 size = max(max(vocab.values(), default=-1), max(added, default=-1)) + 1
                 lengths, ends = [0] * size, [(0, 0)] * size
                 for token, i in vocab.items():
-                    data = to_bytes(token)
-                    lengths[i] = len(data) if data is not None else len(token.encode("utf-8"))
+                    own = token[:-len(suffix)] if suffix and token.endswith(suffix) else token
+                    data = to_bytes(own)
+                    lengths[i] = len(data) if data is not None else len(own.encode("utf-8"))
                     ends[i] = spaces_at_ends(token)
                 # an added token's ids spell its content, unless the model's token of that id
                 # is other bytes (then only the segments' path is exact)
@@ -729,7 +742,7 @@ class Tokenizer:
                     n = len(t.content.encode("utf-8", "surrogatepass"))
                     spelled &= lengths[i] in (0, n)
                     lengths[i] = lengths[i] or n
-                table = (_core.ByteLengths(lengths, ends), config is not None and config[1], spelled)
+                table = (_core.ByteLengths(lengths, ends), config is not None and config[1], spelled, gaps)
             cached = self.__dict__["_offset_table"] = (self._fast, self.added_tokens, table)
         return cached[2]
 

@@ -50,6 +50,9 @@ impl Pretokenizer {
     /// stage cuts every piece of the stage before; the text between matches is kept), if a
     /// hand-written splitter does ([`Isolating::detect_stages`]).
     pub fn isolated_stages(patterns: &[String]) -> Option<Self> {
+        if patterns.iter().any(|p| p.starts_with(regex_split::MATCHES_ONLY)) {
+            return None; // (a stage that drops text is no `Isolated` one)
+        }
         let hand = Isolating::detect_stages(patterns)?;
         Some(Pretokenizer { pattern: patterns.join("\n"), splitter: Splitter::Isolating(hand) })
     }

@@ -19,9 +19,16 @@ thread_local! {
     static THREAD_SLOT: usize = NEXT_THREAD.fetch_add(1, Ordering::Relaxed) % CLONES;
 }
 
+/// Put before a stage's pattern, a Hugging Face `Split` with the `Removed` behaviour and
+/// `invert`: the stage keeps its matches, each a piece, and drops the text between them (CLIP's
+/// `tokenizer.json` drops whitespace so). Without it a stage is `Isolated`.
+pub const MATCHES_ONLY: &str = "(?#matches only)";
+
 #[derive(Debug, Clone)]
 pub struct RegexSplitter {
     pattern: String,
+    /// [`MATCHES_ONLY`]: the text between matches is dropped, not kept as pieces.
+    matches_only: bool,
     slots: Vec<std::sync::OnceLock<fancy_regex::Regex>>,
     /// A hand-written splitter that [`RegexSplitter::isolate`] uses instead of the regex.
     hand: Option<Isolating>,
@@ -75,18 +82,28 @@ fn has_repeat_triplet(pattern: &str) -> bool {
 impl RegexSplitter {
     pub fn new(pattern: &str) -> Result<Self> {
         let mut splitter = RegexSplitter::regex_only(pattern)?;
-        splitter.hand = Isolating::detect(pattern);
-        splitter.compiled = compiled::for_pattern(pattern, splitter.regex());
+        // (a hand-written splitter gives the gaps as pieces too, and no way to tell them apart)
+        splitter.hand = if splitter.matches_only { None } else { Isolating::detect(pattern) };
+        splitter.compiled = compiled::for_pattern(&splitter.pattern, splitter.regex());
         Ok(splitter)
     }
 
     /// A splitter that always runs the regex engine, even for a pattern with a hand-written
     /// `Isolated` splitter (to compare against).
     pub fn regex_only(pattern: &str) -> Result<Self> {
+        let (pattern, matches_only) = match pattern.strip_prefix(MATCHES_ONLY) {
+            Some(rest) => (rest, true),
+            None => (pattern, false),
+        };
         let re = compile(pattern)?;
         let slots: Vec<std::sync::OnceLock<fancy_regex::Regex>> = (0..CLONES).map(|_| Default::default()).collect();
         let _ = slots[0].set(re);
-        Ok(RegexSplitter { pattern: pattern.to_string(), slots, hand: None, compiled: None })
+        Ok(RegexSplitter { pattern: pattern.to_string(), matches_only, slots, hand: None, compiled: None })
+    }
+
+    /// Whether this stage drops the text between its matches ([`MATCHES_ONLY`]).
+    pub fn matches_only(&self) -> bool {
+        self.matches_only
     }
 
     /// The hand-written splitter `isolate` uses, if any.
@@ -132,8 +149,18 @@ impl RegexSplitter {
 
     /// Hugging Face's `Split` with the `Isolated` behaviour on `text[start..end]` (the slice is
     /// its own string: anchors and lookarounds stop at its ends): the matches and the gaps between
-    /// them, in order, the empty ones left out, as ranges of `text` appended to `out`.
+    /// them, in order, the empty ones left out, as ranges of `text` appended to `out`. A
+    /// [`MATCHES_ONLY`] stage appends only the matches (`Removed` with `invert`).
     pub fn isolate(&self, text: &str, start: usize, end: usize, out: &mut Vec<(usize, usize)>) -> Result<()> {
+        if self.matches_only {
+            if self.compiled.as_ref().is_some_and(|p| !p.can_match_in(&text.as_bytes()[start..end])) {
+                return Ok(());
+            }
+            return self.matches(&text[start..end], false, &mut |s, e| {
+                out.push((start + s, start + e));
+                Ok(())
+            });
+        }
         if let Some(hand) = self.hand {
             return hand.for_each_piece(&text[start..end], |s, e| {
                 out.push((start + s, start + e));

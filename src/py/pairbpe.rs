@@ -4,12 +4,13 @@
 use super::batch;
 use super::calls::Fail;
 use super::ints::IdInts;
+use super::offsets::ByteLengths;
 use super::scratch;
 use super::added::LiteralMatcher;
 use super::calls::{batch_texts, HOLD_GIL_BELOW};
 use super::text::utf8;
 use super::{run, run_held};
-use crate::pairbpe::{byte_level_bytes, merge_ids, CharSymbols, Metaspace, PairBpe, Prepend, Split, Symbols};
+use crate::pairbpe::{byte_level_bytes, merge_ids, Affixed, CharSymbols, Metaspace, PairBpe, Prepend, Split, Symbols};
 use std::borrow::Cow;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use crate::normalizer::Program;
@@ -50,9 +51,12 @@ impl PairBPE {
     /// or None)` (`byte_ids` is then unused and `whole` holds the tokens' own text; `marker`:
     /// see `CharSymbols::marker`); `metaspace`: Hugging Face's `Metaspace` pre-tokenizer instead
     /// of `pattern` and `isolated`, `(replacement, prepend_scheme, split)` (`"always"`, `"first"`
-    /// or `"never"`).
+    /// or `"never"`); `affixes`: a byte-level model with a subword prefix or end-of-word suffix,
+    /// `(middle, last, only)`, each 256 ids as `byte_ids` (which is then the first byte's): a
+    /// byte inside a piece (prefix + character), the last of two or more (prefix + character +
+    /// suffix), a piece of one byte (character + suffix).
     #[new]
-    #[pyo3(signature = (byte_ids, merges, pattern, text_prefix = false, piece_prefix = false, whole = None, isolated = vec![], chars = None, metaspace = None))]
+    #[pyo3(signature = (byte_ids, merges, pattern, text_prefix = false, piece_prefix = false, whole = None, isolated = vec![], chars = None, metaspace = None, affixes = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -65,6 +69,7 @@ impl PairBPE {
         isolated: Vec<String>,
         chars: Option<CharConfig>,
         metaspace: Option<(char, String, bool)>,
+        affixes: Option<(Vec<u32>, Vec<u32>, Vec<u32>)>,
     ) -> PyResult<Self> {
         let metaspace = metaspace
             .map(|(replacement, scheme, split)| {
@@ -81,12 +86,25 @@ impl PairBPE {
             let ids256 = |v: Vec<u32>, what: &str| -> crate::Result<[u32; 256]> {
                 v.try_into().map_err(|v: Vec<u32>| crate::Error::Vocab(format!("{what} needs 256 ids, got {}", v.len())))
             };
+            if chars.is_some() && affixes.is_some() {
+                return Err(crate::Error::Vocab("affixes are for a byte-level model, not one over characters".into()));
+            }
             let (symbols, whole) = match chars {
                 None => {
                     let whole = whole.map(|w| {
                         w.into_iter().filter_map(|(t, i)| byte_level_bytes(&t).filter(|b| !b.is_empty()).map(|b| (b, i))).collect()
                     });
-                    (Symbols::Bytes(ids256(byte_ids, "byte_ids")?), whole)
+                    let first = ids256(byte_ids, "byte_ids")?;
+                    let symbols = match affixes {
+                        None => Symbols::Bytes(first),
+                        Some((middle, last, only)) => Symbols::Affixed(Box::new(Affixed {
+                            first,
+                            middle: ids256(middle, "affixes")?,
+                            last: ids256(last, "affixes")?,
+                            only: ids256(only, "affixes")?,
+                        })),
+                    };
+                    (symbols, whole)
                 }
                 Some((singles, bytes, unk, fuse_unk, marker)) => {
                     let mut chars = rustc_hash::FxHashMap::default();
@@ -117,6 +135,28 @@ impl PairBPE {
     fn encode<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
         let ids = run(py, || self.model.encode(text))?;
         self.ints.list(py, &ids)
+    }
+
+    /// `encode(text)` and each id's span of `text` in chars, from the pieces the model cuts and
+    /// the byte length of each id (`lengths`, whose lengths leave out a subword prefix or
+    /// end-of-word suffix): text a split stage drops is in no span. `None` where the pieces are
+    /// not the text's own bytes (a space before the whole text, `Metaspace`, no splitter) or the
+    /// lengths do not add up (`PairBpe::encode_byte_spans`).
+    #[allow(clippy::type_complexity)]
+    fn encode_offsets<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        lengths: &Bound<'py, ByteLengths>,
+    ) -> PyResult<Option<(Bound<'py, PyList>, crate::offsets::Spans)>> {
+        let table = lengths.get();
+        let got = run(py, || {
+            let Some((ids, bytes)) = self.model.encode_byte_spans(text, |i| table.length(i))? else { return Ok(None) };
+            let mut index = crate::offsets::Boundaries::new(text.as_bytes());
+            let spans = bytes.into_iter().map(|(first, last)| (index.containing(first), index.containing(last) + 1)).collect();
+            Ok(Some((ids, spans)))
+        })?;
+        got.map(|(ids, spans)| Ok((self.ints.list(py, &ids)?, spans))).transpose()
     }
 
     /// The ids of `text` with its added tokens: cut at `raw`'s tokens, each part between them

@@ -16,7 +16,8 @@ pattern of one's own made only of constructs both engines read alike (``onig.por
 against ``tokenizers`` on patterns drawn from that grammar).
 
 ``core_model`` goes further: when the model is a byte-level ``BPE`` that Rust can run exactly
-(no dropout, no subword prefix/suffix, no unk/byte fallback needed for a missing byte), the split, the
+(no dropout, no unk/byte fallback needed for a missing byte; a subword prefix or end-of-word
+suffix, as CLIP's ``</w>``, is a byte's first symbol by its place in the piece), the split, the
 byte mapping and the pair-rank merge are one call into ``_core.PairBPE`` (src/pairbpe.rs).
 """
 
@@ -85,6 +86,10 @@ def _agreed_patterns() -> frozenset[str]:
 ONIG_WORD = r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\u00B2\u00B3\u00B9\u00BC-\u00BE]"
 SPELLED_OUT = {r"\d{1,3}(?=(?:\d{3})*\b)": r"\d{1,3}(?=(?:\d{3})*(?!" + ONIG_WORD + "))"}
 
+# Put before a stage's pattern: a ``Split`` with the ``Removed`` behaviour and ``invert``, which
+# keeps only the matches (CLIP's stage; ``MATCHES_ONLY`` in src/pretokenize/regex_split.rs)
+MATCHES_ONLY = "(?#matches only)"
+
 # The stage the Rust core runs for ``Digits`` (``char::is_numeric``, as ``tokenizers``; the regex
 # comment keeps it apart from a ``Split`` of the regex ``\p{N}``, src/pretokenize/known/isolating.rs)
 DIGITS_STAGE = r"(?#Digits)\p{N}"
@@ -105,16 +110,20 @@ def isolated_config(pre: PreTokenizer | None) -> tuple[list[str], bool] | None:
         if type(split) is Digits:
             patterns.append(DIGITS_STAGE + ("" if split.individual_digits else "+"))
             continue
-        if not (isinstance(split, Split) and split.pattern.is_regex and split.behavior == "Isolated"):
+        if not (isinstance(split, Split) and split.pattern.is_regex):
             return None
-        if split.invert:
+        if (split.behavior, split.invert) == ("Removed", True):  # (CLIP's: only the matches are kept)
+            mark = MATCHES_ONLY
+        elif (split.behavior, split.invert) == ("Isolated", False):
+            mark = ""
+        else:
             return None
         if split.pattern.text in SPELLED_OUT:
-            patterns.append(SPELLED_OUT[split.pattern.text])
+            patterns.append(mark + SPELLED_OUT[split.pattern.text])
             continue
         if split.pattern.text not in _agreed_patterns() and not portable(split.pattern.text):
             return None
-        patterns.append("(?m)" + onig_to_regex(split.pattern.text))  # Ruby syntax: ^ $ are line anchors
+        patterns.append(mark + "(?m)" + onig_to_regex(split.pattern.text))  # Ruby syntax: ^ $ are line anchors
     if byte_level.use_regex:
         patterns.append(GPT2_PATTERN)
     return patterns, byte_level.add_prefix_space
@@ -168,19 +177,25 @@ def core_model(pre: PreTokenizer | None, model: object) -> _core.PairBPE | None:
     isolated = isolated_config(pre) if config is None else None
     if (config is None and isolated is None) or not isinstance(model, BPE) or model.dropout:
         return None
-    if model.continuing_subword_prefix or model.end_of_word_suffix:
-        return None
-    byte_ids = [model.vocab.get(c) for c in BYTE_TO_CHAR]
-    if None in byte_ids and (model.unk_token is not None or model.byte_fallback):
+    # each byte's first symbol: its character, and with a subword prefix or end-of-word suffix
+    # (CLIP's `</w>`) the forms it takes inside a piece, at its end, and as a piece of its own
+    prefix, suffix = model.continuing_subword_prefix or "", model.end_of_word_suffix or ""
+    forms = [[c for c in BYTE_TO_CHAR]]
+    if prefix or suffix:
+        forms += [[prefix + c for c in BYTE_TO_CHAR], [prefix + c + suffix for c in BYTE_TO_CHAR],
+                  [c + suffix for c in BYTE_TO_CHAR]]
+    tables = [[model.vocab.get(t) for t in form] for form in forms]
+    if any(None in t for t in tables) and (model.unk_token is not None or model.byte_fallback):
         return None  # unk / byte fallback needed: the Python model handles those
     whole = model.vocab if model.ignore_merges else None
     # a character missing from the vocabulary (and no unk/fallback) is dropped, as in Hugging Face
-    ids = [_core.PAIR_DROP if i is None else i for i in byte_ids]
+    ids, *affixes = [[_core.PAIR_DROP if i is None else i for i in t] for t in tables]
+    extra = {"affixes": tuple(affixes)} if affixes else {}
     if isolated is not None:
-        return _core.PairBPE(ids, model.merge_ids, None, False, isolated[1], whole, isolated[0])
+        return _core.PairBPE(ids, model.merge_ids, None, False, isolated[1], whole, isolated[0], **extra)
     assert config is not None
     pattern, text_prefix, piece_prefix = config
-    return _core.PairBPE(ids, model.merge_ids, pattern, text_prefix, piece_prefix, whole)
+    return _core.PairBPE(ids, model.merge_ids, pattern, text_prefix, piece_prefix, whole, **extra)
 
 
 Segments = Callable[[str, bool], "list[tuple[str, int | None, bool]]"]
