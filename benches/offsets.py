@@ -12,6 +12,9 @@ off, as benches/speed.py times):
 - Llama 2's ``tokenizer.json`` (character BPE with byte fallback), as ``transformers`` converts the
   Llama GGUF vocabulary of the shared data, legacy (``Prepend`` + ``Replace`` normalizer) and
   ``Metaspace`` layouts: bpekit ``Tokenizer`` against ``tokenizers``;
+- CLIP's ``tokenizer.json`` layout (``</w>`` tokens, whitespace dropped by its split, a regex
+  ``Replace`` and ``Lowercase``), trained on the English corpus: bpekit ``Tokenizer`` against
+  ``tokenizers``;
 - a SentencePiece model (``bpe_multi_bytefb_3000``): bpekit ``SentencePieceBPE`` against
   sentencepiece's ``encode(text, return_type="proto")`` (its pieces' ``begin`` / ``end``).
 
@@ -19,7 +22,7 @@ Every pass's ids and offsets are checked equal to the peer's on every document f
 sentencepiece spans converted from bytes to characters), or the run stops. Reported: MB/s of
 input (median of the rounds) and the median of the per-round ratios to the peer's pass.
 
-    python benches/offsets.py [--rounds 5] [--max-mb 1]
+    python benches/offsets.py [--rounds 5] [--max-mb 1] [--only clip gpt-neox ...]
 """
 
 from __future__ import annotations
@@ -77,6 +80,22 @@ def llama2_passes(metaspace: bool) -> dict[str, Callable[[str], object]]:
     }
 
 
+def clip_passes() -> dict[str, Callable[[str], object]]:
+    """CLIP's ``tokenizer.json`` layout (``harness.hfjson.clip``): a regex ``Replace`` and
+    ``Lowercase`` in the normalizer, a split stage that drops whitespace, ``</w>`` tokens; plain
+    ``encode`` beside the offsets (``tokenizers``' ``encode`` always makes them)."""
+    from harness import hfjson
+    from tokenizers import Tokenizer as HF
+
+    path = hfjson.clip(hfjson.WORK)
+    ours, hf = bpekit.Tokenizer.from_file(path), HF.from_file(str(path))
+    return {
+        "bpekit encode_with_offsets": ours.encode_with_offsets,
+        PEER: lambda t: (lambda e: (e.ids, e.offsets))(hf.encode(t, add_special_tokens=False)),
+        "bpekit encode": ours.encode,
+    }
+
+
 def spm_passes(data: Path) -> dict[str, Callable[[str], object]]:
     import sentencepiece
     from bpekit.formats.sentencepiece import SentencePieceBPE
@@ -106,6 +125,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--max-mb", type=float, default=1.0)
     ap.add_argument("--data", type=Path, default=DATA, help="the shared data folder (GPT-NeoX, SentencePiece)")
+    ap.add_argument("--only", nargs="*", default=None, metavar="LABEL",
+                    help="run only the tokenizers whose label starts with one of these (e.g. clip gpt-neox)")
     args = ap.parse_args()
     corpora = load_corpora(args.max_mb)
     print("| tokenizer | corpus (MB) | pass | MB/s | x peer offsets |")
@@ -113,8 +134,11 @@ def main() -> None:
     sets = [(name, lambda name=name: rank_passes(name)) for name in ENCODINGS]
     sets += [("gpt-neox", lambda: neox_passes(args.data)),
              ("llama-2 legacy", lambda: llama2_passes(False)), ("llama-2 metaspace", lambda: llama2_passes(True)),
+             ("clip layout", clip_passes),
              ("spm bytefb_3000", lambda: spm_passes(args.data))]
     for label, make in sets:
+        if args.only is not None and not any(label.startswith(o) for o in args.only):
+            continue
         passes = make()
         for corpus, docs in corpora.items():
             if label.startswith("spm") and corpus == "code":

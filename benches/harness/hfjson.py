@@ -86,3 +86,48 @@ def llama3_vocab_as(out_dir: Path, pre: str) -> Path:
         vocab = GGUFVocab.read(DATA / "gguf" / "ggml-vocab-llama-bpe.gguf")
         atomic_write(out, tokenizer_json_text(dataclasses.replace(vocab, pre=pre)).encode())
     return out
+
+
+def clip(out_dir: Path, vocab_size: int = 20_000) -> Path:
+    """A ``tokenizer.json`` laid out as ``transformers``' ``CLIPConverter`` lays out CLIP's
+    (``NFC`` + ``Replace(\\s+, " ")`` + ``Lowercase``; ``Split`` of CLIP's pattern keeping only its
+    matches, then ``ByteLevel``; byte-level BPE with the end-of-word suffix ``</w>``; RoBERTa's
+    post-processor without trimming), trained by ``tokenizers`` on the English corpus (CLIP's own
+    vocabulary is not in the shared data), every byte's character alone and with the suffix in
+    its vocabulary as in CLIP's. Written to ``out_dir`` (made on first use, atomically)."""
+    out = Path(out_dir) / f"clip-layout-{vocab_size}.tokenizer.json"
+    if out.is_file():
+        return out
+    import json
+
+    import tokenizers
+    from bpekit.atomicfile import atomic_write
+    from corpora import english
+    from tokenizers import Regex, normalizers, pre_tokenizers, processors, trainers
+
+    tok = tokenizers.Tokenizer(tokenizers.models.BPE(continuing_subword_prefix="", end_of_word_suffix="</w>",
+                                                     unk_token="<|endoftext|>"))
+    tok.normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(r"\s+"), " "),
+                                           normalizers.Lowercase()])
+    pattern = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(pattern), behavior="removed", invert=True),
+        pre_tokenizers.ByteLevel(add_prefix_space=False)])
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False, initial_alphabet=alphabet,
+                                  end_of_word_suffix="</w>", special_tokens=["<|startoftext|>", "<|endoftext|>"])
+    tok.train_from_iterator(english(), trainer)
+    doc = json.loads(tok.to_str())
+    vocab = doc["model"]["vocab"]
+    for c in sorted(alphabet):
+        for token in (c, c + "</w>"):
+            vocab.setdefault(token, len(vocab))
+    tok = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    tok.decoder = tokenizers.decoders.BPEDecoder(suffix="</w>")
+    ids = tok.get_vocab()
+    tok.post_processor = processors.RobertaProcessing(("<|endoftext|>", ids["<|endoftext|>"]),
+                                                      ("<|startoftext|>", ids["<|startoftext|>"]),
+                                                      add_prefix_space=False, trim_offsets=False)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(out, tok.to_str(pretty=True).encode("utf-8"))
+    return out
