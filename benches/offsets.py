@@ -15,6 +15,8 @@ off, as benches/speed.py times):
 - CLIP's ``tokenizer.json`` layout (``</w>`` tokens, whitespace dropped by its split, a regex
   ``Replace`` and ``Lowercase``), trained on the English corpus: bpekit ``Tokenizer`` against
   ``tokenizers``;
+- Falcon's pre-tokenizer (``Punctuation``, ``ByteLevel``, then ``Digits`` and digit groups over
+  the byte-level characters) with a BPE trained on the English corpus: the same;
 - a SentencePiece model (``bpe_multi_bytefb_3000``): bpekit ``SentencePieceBPE`` against
   sentencepiece's ``encode(text, return_type="proto")`` (its pieces' ``begin`` / ``end``).
 
@@ -96,6 +98,21 @@ def clip_passes() -> dict[str, Callable[[str], object]]:
     }
 
 
+def falcon_passes() -> dict[str, Callable[[str], object]]:
+    """Falcon's pre-tokenizer (``harness.hfjson.falcon``): stages after ``ByteLevel`` that cut the
+    byte-level string; plain ``encode`` beside the offsets."""
+    from harness import hfjson
+    from tokenizers import Tokenizer as HF
+
+    path = hfjson.falcon(hfjson.WORK)
+    ours, hf = bpekit.Tokenizer.from_file(path), HF.from_file(str(path))
+    return {
+        "bpekit encode_with_offsets": ours.encode_with_offsets,
+        PEER: lambda t: (lambda e: (e.ids, e.offsets))(hf.encode(t, add_special_tokens=False)),
+        "bpekit encode": ours.encode,
+    }
+
+
 def spm_passes(data: Path) -> dict[str, Callable[[str], object]]:
     import sentencepiece
     from bpekit.formats.sentencepiece import SentencePieceBPE
@@ -134,7 +151,7 @@ def main() -> None:
     sets = [(name, lambda name=name: rank_passes(name)) for name in ENCODINGS]
     sets += [("gpt-neox", lambda: neox_passes(args.data)),
              ("llama-2 legacy", lambda: llama2_passes(False)), ("llama-2 metaspace", lambda: llama2_passes(True)),
-             ("clip layout", clip_passes),
+             ("clip layout", clip_passes), ("falcon layout", falcon_passes),
              ("spm bytefb_3000", lambda: spm_passes(args.data))]
     for label, make in sets:
         if args.only is not None and not any(label.startswith(o) for o in args.only):

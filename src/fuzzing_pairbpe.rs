@@ -18,7 +18,7 @@
 //! accepts the list (`PairBpe::encode_piece_linear`; a character model's through its stand-in
 //! bytes).
 
-use crate::pairbpe::{Affixed, CharSymbols, Metaspace, PairBpe, Prepend, Split, Symbols, DROP};
+use crate::pairbpe::{Affixed, CharSymbols, BYTE_CHARS, Metaspace, PairBpe, Prepend, Split, Symbols, DROP};
 use crate::pretokenize::known::GPT2_TIKTOKEN;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
@@ -58,6 +58,8 @@ const FIRST_MERGED: u32 = 1000;
 const BYTE_BASE: u32 = 600;
 /// The first id of an affixed model's inside forms (then its last forms, then its one-byte ones).
 const AFFIXED: u32 = 2000;
+/// The stage after ByteLevel: digits and `¸` (byte 0xB8) in the byte-level string.
+const BYTE_STAGE: &str = "[0-9\u{b8}]+";
 
 /// Hugging Face's `BPE::merge_word` symbols for `piece` (characters; unknown ones as byte tokens
 /// or unk), as a plain reading of its rules.
@@ -243,21 +245,33 @@ pub fn pairbpe(data: &[u8]) {
             prepend: [Prepend::Always, Prepend::First, Prepend::Never, Prepend::First][(prefixes as usize >> 3) & 3],
             split: prefixes & 32 != 0,
         }),
+        byte_stages: vec![],
     };
     let first = prefixes & 64 == 0;
+    // bit 7 of the merge count: a stage after ByteLevel (byte models split into pieces), which
+    // cuts the byte-level string: `¸` is byte 0xB8, the middle byte of `中` (E4 B8 AD)
+    let byte_stage = (n_merges & 128 != 0 && !chars && split_kind >= 1).then(|| {
+        (RegexSplitter::new(BYTE_STAGE).expect("stage"), fancy_regex::Regex::new(BYTE_STAGE).expect("stage"))
+    });
+    let reference_bytes = |piece: &[u8]| -> Vec<u32> {
+        match &symbols {
+            Symbols::Chars(_) => unreachable!("bytes of a model over characters"),
+            Symbols::Bytes(b) => piece.iter().map(|&v| b[v as usize]).filter(|&v| v != DROP).collect(),
+            Symbols::Affixed(a) => {
+                let n = piece.len();
+                let form = |i: usize| match (i, n) {
+                    (_, 1) => &a.only,
+                    (0, _) => &a.first,
+                    (i, n) if i + 1 == n => &a.last,
+                    _ => &a.middle,
+                };
+                piece.iter().enumerate().map(|(i, &v)| form(i)[v as usize]).filter(|&v| v != DROP).collect()
+            }
+        }
+    };
     let reference_symbols = |piece: &str| match &symbols {
         Symbols::Chars(s) => reference_char_symbols(s, piece),
-        Symbols::Bytes(b) => piece.bytes().map(|v| b[v as usize]).filter(|&v| v != DROP).collect(),
-        Symbols::Affixed(a) => {
-            let n = piece.len();
-            let form = |i: usize| match (i, n) {
-                (_, 1) => &a.only,
-                (0, _) => &a.first,
-                (i, n) if i + 1 == n => &a.last,
-                _ => &a.middle,
-            };
-            piece.bytes().enumerate().map(|(i, v)| form(i)[v as usize]).filter(|&v| v != DROP).collect()
-        }
+        _ => reference_bytes(piece.as_bytes()),
     };
     // the reference pieces, from fancy-regex
     let prefixed = if split.text_prefix && !text.starts_with(' ') { format!(" {text}") } else { text.clone() };
@@ -290,14 +304,40 @@ pub fn pairbpe(data: &[u8]) {
     let mut raw_pieces = Vec::new();
     for p in pieces.iter().filter(|p| !p.is_empty()) {
         let p = if split.piece_prefix && !p.starts_with(' ') { format!(" {p}") } else { p.clone() };
-        let merged = reference_merge(reference_symbols(&p), &table);
-        match whole.as_ref().and_then(|w| w.iter().find(|(k, _)| k == p.as_bytes())) {
-            Some(&(_, id)) => want.push(id),
-            None => want.extend(&merged),
+        // the stage after ByteLevel on the piece's byte-level string (a char per byte)
+        let parts: Vec<Vec<u8>> = match &byte_stage {
+            None => vec![p.clone().into_bytes()],
+            Some((_, re)) => {
+                let chars: Vec<char> = p.bytes().map(|b| BYTE_CHARS[b as usize]).collect();
+                let s: String = chars.iter().collect();
+                let char_at = |byte: usize| s[..byte].chars().count();
+                let (mut parts, mut at) = (Vec::new(), 0);
+                for m in re.find_iter(&s) {
+                    let Ok(m) = m else { return };
+                    let (a, b) = (char_at(m.start()), char_at(m.end()));
+                    parts.extend([(at, a), (a, b)]);
+                    at = b;
+                }
+                parts.push((at, chars.len()));
+                parts.into_iter().filter(|(a, b)| b > a).map(|(a, b)| p.as_bytes()[a..b].to_vec()).collect()
+            }
+        };
+        for part in parts {
+            let merged = match byte_stage {
+                None => reference_merge(reference_symbols(&p), &table),
+                Some(_) => reference_merge(reference_bytes(&part), &table),
+            };
+            match whole.as_ref().and_then(|w| w.iter().find(|(k, _)| k == &part)) {
+                Some(&(_, id)) => want.push(id),
+                None => want.extend(&merged),
+            }
+            raw_pieces.push((part, merged));
         }
-        raw_pieces.push((p, merged));
     }
     let text_prefix = split.text_prefix;
+    let has_byte_stage = byte_stage.is_some();
+    let mut split = split;
+    split.byte_stages.extend(byte_stage.map(|(stage, _)| stage));
     let model = PairBpe::new(symbols, &merges, whole, split).expect("fresh merges never repeat a pair");
     let encode = |text: &str| {
         let mut out = Vec::new();
@@ -307,7 +347,7 @@ pub fn pairbpe(data: &[u8]) {
     assert_eq!(got, want, "encode {text:?} (flags {flags:#x}, prefixes {prefixes})");
     assert_eq!(encode(&text).expect("encode"), want, "the second encode (piece cache) of {text:?}");
     // each id's span of the text, for models over bytes split into pieces of the text's own bytes
-    if !chars && split_kind >= 1 && !text_prefix {
+    if !chars && split_kind >= 1 && !text_prefix && !has_byte_stage {
         let mut length: FxHashMap<u32, usize> = initial.iter().filter(|&&i| !(FIRST_MERGED..AFFIXED).contains(&i)).map(|&i| (i, 1)).collect();
         for &(a, b, m) in &merges {
             if let (Some(x), Some(y)) = (length.get(&a).copied(), length.get(&b).copied()) {
@@ -326,10 +366,10 @@ pub fn pairbpe(data: &[u8]) {
     }
     for (p, merged) in raw_pieces.iter().filter(|(p, _)| !p.is_empty()) {
         let mut ids = Vec::new();
-        model.encode_piece(p.as_bytes(), &mut ids).expect("a short piece");
+        model.encode_piece(p, &mut ids).expect("a short piece");
         assert!(ids.iter().all(|&i| i != DROP), "a dropped symbol in the output of {p:?}");
         // the linear merge of long pieces, where it accepts the list, merges as the reference
-        if let Some(linear) = model.encode_piece_linear(p.as_bytes()) {
+        if let Some(linear) = model.encode_piece_linear(p) {
             assert_eq!(&linear, merged, "the linear merge of {p:?}");
         }
     }

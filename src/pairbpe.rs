@@ -140,7 +140,11 @@ const TAIL_CACHE_MAX: usize = 32;
 /// without the tail cache, so that no file can overflow the stack.
 const MAX_TAIL_STAGES: usize = 64;
 // a tail key holds the stage's number in one byte
-const _: () = assert!(MAX_TAIL_STAGES <= u8::MAX as usize);
+const _: () = assert!(MAX_TAIL_STAGES < BYTE_STAGES_KEY as usize);
+
+/// The second byte of the tail key of a piece's ids through [`Split::byte_stages`] and the model
+/// (after [`TAIL_KEY`]; a split stage's number is below it).
+const BYTE_STAGES_KEY: u8 = u8::MAX;
 
 /// The first byte of a tail key: never the first byte of a raw piece of UTF-8 text, and raw
 /// pieces that start with it (`encode_piece` takes any bytes) are not cached.
@@ -280,7 +284,31 @@ pub struct Split {
     pub piece_prefix: bool,
     /// Hugging Face's `Metaspace` pre-tokenizer, standing for `splitter` and `isolated`.
     pub metaspace: Option<Metaspace>,
+    /// Stages after `ByteLevel` (Falcon's `Digits` and `Split` of digit groups): they cut each
+    /// piece's byte-level string, one char per byte, so `²` (`C2 B2`) is `Â²` to them and its
+    /// second byte a digit to `Digits`; each part is encoded.
+    pub byte_stages: Vec<RegexSplitter>,
 }
+
+/// Marks a split stage that comes after `ByteLevel` in a `Sequence` ([`Split::byte_stages`]).
+pub const AFTER_BYTE_LEVEL: &str = "(?#after ByteLevel)";
+
+/// Each byte's character in GPT-2's byte-level alphabet (`bytes_to_unicode`).
+pub(crate) const BYTE_CHARS: [char; 256] = {
+    let mut table = ['\0'; 256];
+    let (mut b, mut n) = (0u32, 0u32);
+    while b < 256 {
+        let printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+        let c = if printable { b } else { 256 + n };
+        n += !printable as u32;
+        table[b as usize] = match char::from_u32(c) {
+            Some(c) => c,
+            None => panic!("a byte-level char is a char"),
+        };
+        b += 1;
+    }
+    table
+};
 
 /// Hugging Face's `Metaspace`: spaces become `replacement`, which is put before a text that does
 /// not start with it (`prepend`: always, or only for the text's first segment, the one at the
@@ -756,7 +784,7 @@ impl PairBpe {
     /// its pieces are the text's own bytes: a splitter or split stages, with no space put before
     /// the whole text and no `Metaspace`; else `None`.
     fn piece_ranges(&self, text: &str) -> Result<Option<Vec<(usize, usize)>>> {
-        if self.split.metaspace.is_some() || self.split.text_prefix {
+        if self.split.metaspace.is_some() || self.split.text_prefix || !self.split.byte_stages.is_empty() {
             return Ok(None);
         }
         if !self.split.isolated.is_empty() {
@@ -863,17 +891,61 @@ impl PairBpe {
         Ok(())
     }
 
-    /// `encode_piece`, after the space `piece_prefix` asks for.
+    /// `encode_piece`, after the space `piece_prefix` asks for (and the stages after `ByteLevel`).
     #[inline]
     fn encode_prefixed(&self, piece: &[u8], buf: &mut Vec<u8>, out: &mut Vec<u32>, cache: &mut Option<&mut BytesCache>) -> Result<()> {
-        if self.split.piece_prefix && piece.first() != Some(&b' ') {
+        let piece = if self.split.piece_prefix && piece.first() != Some(&b' ') {
             buf.clear();
             buf.push(b' ');
             buf.extend_from_slice(piece);
-            self.encode_piece_with(buf, out, cache)
+            &buf[..]
         } else {
+            piece
+        };
+        if self.split.byte_stages.is_empty() {
             self.encode_piece_with(piece, out, cache)
+        } else {
+            self.encode_byte_stages(piece, out, cache)
         }
+    }
+
+    /// `piece` cut by [`Split::byte_stages`], each over the parts of the one before as a string of
+    /// its own (Hugging Face's `Sequence`), and each part encoded.
+    ///
+    /// Performance note: every word paid a string and a pass per stage before its piece cache
+    /// was asked (Falcon's layout, English: 15.7 MB/s); a piece of at most [`TAIL_CACHE_MAX`]
+    /// bytes now looks its ids up first, as the split stages' tails do.
+    fn encode_byte_stages(&self, piece: &[u8], out: &mut Vec<u32>, cache: &mut Option<&mut BytesCache>) -> Result<()> {
+        let mut key = [0u8; TAIL_CACHE_MAX + 2];
+        let key = (piece.len() <= TAIL_CACHE_MAX && cache.is_some() && piece.first() != Some(&TAIL_KEY)).then(|| {
+            key[..2].copy_from_slice(&[TAIL_KEY, BYTE_STAGES_KEY]);
+            key[2..piece.len() + 2].copy_from_slice(piece);
+            &key[..piece.len() + 2]
+        });
+        if let Some(ids) = key.and_then(|k| cache.as_deref().and_then(|c| c.get(k))) {
+            out.extend_from_slice(ids);
+            return Ok(());
+        }
+        let base = out.len();
+        self.cut_by_byte_stages(piece, out, cache)?;
+        if let (Some(k), Some(c)) = (key, cache.as_deref_mut()) {
+            c.insert(k, &out[base..]);
+        }
+        Ok(())
+    }
+
+    /// [`Self::encode_byte_stages`] without the tail cache.
+    fn cut_by_byte_stages(&self, piece: &[u8], out: &mut Vec<u32>, cache: &mut Option<&mut BytesCache>) -> Result<()> {
+        let chars: String = piece.iter().map(|&b| BYTE_CHARS[b as usize]).collect();
+        let mut parts = RegexSplitter::isolate_all(&self.split.byte_stages, &chars)?;
+        parts.retain(|&(s, e)| e > s);
+        // (a char of the string is a byte of the piece: its offsets count chars)
+        let mut index = crate::offsets::Boundaries::new(chars.as_bytes());
+        for (s, e) in parts {
+            let (a, b) = (index.index(s), index.index(e));
+            self.encode_piece_with(&piece[a..b], out, cache)?;
+        }
+        Ok(())
     }
 }
 
@@ -1081,7 +1153,7 @@ mod tests {
         for (b, slot) in byte_ids.iter_mut().enumerate() {
             *slot = b as u32;
         }
-        let split = Split { splitter: Some(Pretokenizer::new(r"\S+|\s+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None };
+        let split = Split { splitter: Some(Pretokenizer::new(r"\S+|\s+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None, byte_stages: vec![] };
         PairBpe::new(Symbols::Bytes(byte_ids), merges, None, split).unwrap()
     }
 
@@ -1159,7 +1231,7 @@ mod tests {
             *slot = b as u32;
         }
         let stages = ["a$|b", "c", "d"].map(String::from);
-        let split = Split { splitter: None, isolated: RegexSplitter::all(&stages).unwrap(), text_prefix: false, piece_prefix: false, metaspace: None };
+        let split = Split { splitter: None, isolated: RegexSplitter::all(&stages).unwrap(), text_prefix: false, piece_prefix: false, metaspace: None, byte_stages: vec![] };
         let m = PairBpe::new(Symbols::Bytes(byte_ids), &[(97, 97, 300)], None, split).unwrap();
         let long = format!("{}aab", "c".repeat(40));
         let want_long: Vec<u32> = std::iter::repeat_n(99, 40).chain([300, 98]).collect();
@@ -1227,7 +1299,7 @@ mod tests {
         }
         for n in [MAX_TAIL_STAGES, MAX_TAIL_STAGES + 1, 5000] {
             let stages: Vec<String> = (0..n).map(|i| if i % 2 == 0 { "b".to_string() } else { "c+".to_string() }).collect();
-            let split = Split { splitter: None, isolated: RegexSplitter::all(&stages).unwrap(), text_prefix: false, piece_prefix: false, metaspace: None };
+            let split = Split { splitter: None, isolated: RegexSplitter::all(&stages).unwrap(), text_prefix: false, piece_prefix: false, metaspace: None, byte_stages: vec![] };
             let m = PairBpe::new(Symbols::Bytes(byte_ids), &[(97, 97, 300)], None, split).unwrap();
             let text = "aabaaccaa".repeat(20);
             // cut at every "b" and run of "c": "aa" merges, nothing else does
@@ -1247,7 +1319,7 @@ mod tests {
 
     #[test]
     fn repeated_merge_is_an_error() {
-        let split = Split { splitter: Some(Pretokenizer::new(r"\S+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None };
+        let split = Split { splitter: Some(Pretokenizer::new(r"\S+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None, byte_stages: vec![] };
         assert!(PairBpe::new(Symbols::Bytes([0; 256]), &[(1, 2, 3), (1, 2, 4)], None, split).is_err());
     }
 
@@ -1301,7 +1373,7 @@ mod tests {
             fuse_unk: fuse,
             marker: None,
         };
-        let split = || Split { splitter: None, isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None };
+        let split = || Split { splitter: None, isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None, byte_stages: vec![] };
         let m = PairBpe::new(Symbols::Chars(chars(true, true)), &[(0, 1, 2)], None, split()).unwrap();
         assert_eq!(m.encode("abé€€a b").unwrap(), vec![2, 4, 5, 3, 0, 3, 1]); // the space is unknown too
         let m = PairBpe::new(Symbols::Chars(chars(false, false)), &[(0, 1, 2)], None, split()).unwrap();
@@ -1321,13 +1393,13 @@ mod tests {
 
     #[test]
     fn affixed_symbols_take_the_piece_ends_forms() {
-        let split = Split { splitter: Some(Pretokenizer::new(r"\S+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None };
+        let split = Split { splitter: Some(Pretokenizer::new(r"\S+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None, byte_stages: vec![] };
         // "ab</w>" = a + b</w>; "ab" = a + ##b; "abc</w>" = ab + ##c</w>
         let (a, b, c) = (97, 98, 99);
         let m = affixed(&[(a, 512 + b, 1000), (a, 256 + b, 1001), (1001, 512 + c, 1002)], split);
         assert_eq!(m.encode("ab abc a abd").unwrap(), vec![1000, 1002, 768 + a, 1001, 512 + 100]);
         // a dropped last byte leaves the byte before it in its inside form
-        let mut m = affixed(&[(a, 512 + b, 1000)], Split { splitter: None, isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None });
+        let mut m = affixed(&[(a, 512 + b, 1000)], Split { splitter: None, isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None, byte_stages: vec![] });
         if let Symbols::Affixed(t) = &mut m.symbols {
             t.last[b'x' as usize] = DROP;
         }
@@ -1346,7 +1418,7 @@ mod tests {
     #[test]
     fn a_stage_of_matches_only_drops_the_gaps() {
         let stage = format!("{}[a-z]+", crate::pretokenize::regex_split::MATCHES_ONLY);
-        let split = Split { splitter: None, isolated: RegexSplitter::all(&[stage]).unwrap(), text_prefix: false, piece_prefix: true, metaspace: None };
+        let split = Split { splitter: None, isolated: RegexSplitter::all(&[stage]).unwrap(), text_prefix: false, piece_prefix: true, metaspace: None, byte_stages: vec![] };
         let byte_ids: [u32; 256] = std::array::from_fn(|b| b as u32);
         let m = PairBpe::new(Symbols::Bytes(byte_ids), &[(32, 97, 300), (98, 99, 301)], None, split).unwrap();
         // pieces "a", "bc", "x" (each after the prefix space), the rest dropped
@@ -1359,5 +1431,25 @@ mod tests {
         assert_eq!(spans, vec![(0, 0), (3, 3), (3, 4), (10, 10), (10, 10)]);
         // lengths that do not add up to a piece: no spans
         assert_eq!(m.encode_byte_spans(text, |_| Some(1)).unwrap(), None);
+    }
+
+    /// Stages after `ByteLevel` cut each piece's byte-level string: `Digits` there takes 0xB2,
+    /// the second byte of `²`, as the char `²` (Falcon's pre-tokenizer), and the bytes of one
+    /// char may land in two parts.
+    #[test]
+    fn byte_stages_cut_the_byte_level_string() {
+        let byte_stages = RegexSplitter::all(&[crate::pretokenize::known::DIGITS_CONTIGUOUS.to_string(), "[0-9][0-9][0-9]".into()]).unwrap();
+        let split = Split { splitter: Some(Pretokenizer::new(r"\S+|\s+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None, byte_stages };
+        let byte_ids: [u32; 256] = std::array::from_fn(|b| b as u32);
+        // merges that the cuts must prevent: (0xC2, 0xB2) and ("4", "5")
+        let m = PairBpe::new(Symbols::Bytes(byte_ids), &[(0xC2, 0xB2, 300), (b'4' as u32, b'5' as u32, 301)], None, split).unwrap();
+        assert_eq!(m.encode("x\u{b2} 12345").unwrap(), vec![b'x' as u32, 0xC2, 0xB2, 32, 49, 50, 51, 301]);
+        // with no stage after ByteLevel both merges apply
+        let split = Split { splitter: Some(Pretokenizer::new(r"\S+|\s+").unwrap()), isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None, byte_stages: vec![] };
+        let m = PairBpe::new(Symbols::Bytes(byte_ids), &[(0xC2, 0xB2, 300), (b'4' as u32, b'5' as u32, 301)], None, split).unwrap();
+        assert_eq!(m.encode("x\u{b2} 12345").unwrap(), vec![b'x' as u32, 300, 32, 49, 50, 51, 301]);
+        assert_eq!(BYTE_CHARS[0xB2], '\u{b2}');
+        assert_eq!(BYTE_CHARS[b' ' as usize], '\u{120}');
+        assert!((0..=255u8).all(|b| byte_level_bytes(&BYTE_CHARS[b as usize].to_string()) == Some(vec![b])));
     }
 }

@@ -131,3 +131,32 @@ def clip(out_dir: Path, vocab_size: int = 20_000) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, tok.to_str(pretty=True).encode("utf-8"))
     return out
+
+
+def falcon(out_dir: Path, vocab_size: int = 20_000) -> Path:
+    """A ``tokenizer.json`` with Falcon's pre-tokenizer (``Punctuation(Contiguous)``,
+    ``ByteLevel`` with its regex, then ``Digits`` and ``Split("[0-9][0-9][0-9]")`` over the
+    byte-level characters) and a byte-level BPE trained by ``tokenizers`` on the English corpus
+    (Falcon's own vocabulary is not in the shared data). Written to ``out_dir`` (atomically)."""
+    out = Path(out_dir) / f"falcon-layout-{vocab_size}.tokenizer.json"
+    if out.is_file():
+        return out
+    import tokenizers
+    from bpekit.atomicfile import atomic_write
+    from corpora import english
+    from tokenizers import Regex, pre_tokenizers, trainers
+
+    tok = tokenizers.Tokenizer(tokenizers.models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Punctuation(behavior="contiguous"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True),
+        pre_tokenizers.Digits(individual_digits=False),
+        pre_tokenizers.Split(Regex("[0-9][0-9][0-9]"), behavior="isolated", invert=False)])
+    tok.decoder = tokenizers.decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  special_tokens=[">>TITLE<<", ">>ABSTRACT<<", "<|endoftext|>"])
+    tok.train_from_iterator(english(), trainer)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(out, tok.to_str(pretty=True).encode("utf-8"))
+    return out

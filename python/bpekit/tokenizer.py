@@ -261,7 +261,8 @@ class Tokenizer:
         # depends on the added tokens too)
         if key[:3] != built[:3] or (isinstance(self.pre_tokenizer, pre_tokenizers.Metaspace) and key[3] != built[3]):
             self._splitter = core_splitter(self.pre_tokenizer) if isinstance(self.model, BPE) else None
-            self._fast = core_model(self.pre_tokenizer, self.model) if self._splitter is not None else None
+            # (Rust splits what core_model takes, with stages after ByteLevel that no str splitter has)
+            self._fast = core_model(self.pre_tokenizer, self.model) if isinstance(self.model, BPE) else None
             if isinstance(self.model, SentencePieceStage) and self.pre_tokenizer is None:
                 self._fast = self.model.spm._core  # normalizes and merges a segment in one Rust call
             elif isinstance(self.model, BPE) and self.pre_tokenizer is None:
@@ -713,7 +714,7 @@ class Tokenizer:
         CLIP's drops whitespace); ``None`` where offsets take the Python
         stages (a prefix space before every piece, dropout, a character-level model, a subword
         prefix)."""
-        if not isinstance(self._fast, _core.PairBPE) or self._splitter is None:
+        if not isinstance(self._fast, _core.PairBPE):
             return None
         cached = self.__dict__.get("_offset_table")
         if cached is None or cached[0] is not self._fast or cached[1] is not self.added_tokens:

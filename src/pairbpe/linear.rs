@@ -256,7 +256,7 @@ mod tests {
     }
 
     fn model(byte_ids: [u32; 256], merges: &[(u32, u32, u32)]) -> PairBpe {
-        let split = Split { splitter: None, isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None };
+        let split = Split { splitter: None, isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None, byte_stages: vec![] };
         PairBpe::new(Symbols::Bytes(byte_ids), merges, None, split).unwrap()
     }
 

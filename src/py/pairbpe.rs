@@ -10,7 +10,7 @@ use super::added::LiteralMatcher;
 use super::calls::{batch_texts, HOLD_GIL_BELOW};
 use super::text::utf8;
 use super::{run, run_held};
-use crate::pairbpe::{byte_level_bytes, merge_ids, Affixed, CharSymbols, Metaspace, PairBpe, Prepend, Split, Symbols};
+use crate::pairbpe::{byte_level_bytes, merge_ids, Affixed, AFTER_BYTE_LEVEL, CharSymbols, Metaspace, PairBpe, Prepend, Split, Symbols};
 use std::borrow::Cow;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use crate::normalizer::Program;
@@ -119,12 +119,16 @@ impl PairBPE {
                     (Symbols::Chars(CharSymbols { chars, bytes, unk, fuse_unk, marker }), whole)
                 }
             };
+            // stages after ByteLevel cut each piece's byte-level string
+            let (after, isolated): (Vec<String>, Vec<String>) = isolated.into_iter().partition(|p| p.starts_with(AFTER_BYTE_LEVEL));
+            let after: Vec<String> = after.iter().map(|p| p[AFTER_BYTE_LEVEL.len()..].to_string()).collect();
             // stages that one hand-written splitter stands for become the splitter
             let (splitter, isolated) = match Pretokenizer::isolated_stages(&isolated) {
                 Some(hand) if pattern.is_none() => (Some(hand), Vec::new()),
                 _ => (pattern.map(Pretokenizer::new).transpose()?, RegexSplitter::all(&isolated)?),
             };
-            let split = Split { splitter, isolated, text_prefix, piece_prefix, metaspace };
+            let byte_stages = RegexSplitter::all(&after)?;
+            let split = Split { splitter, isolated, text_prefix, piece_prefix, metaspace, byte_stages };
             let model = PairBpe::new(symbols, &merges, whole, split)?;
             let ints = IdInts::new(model.max_id());
             Ok(PairBPE { model, ints })

@@ -2,7 +2,7 @@
 character repeated, no split point, NUL, lone surrogates, special-token look-alikes, random code
 points of every plane...) gives the ids of ``encode`` and spans that stay inside the text, in
 order, and equal the peers' spans where a peer takes the text (``tokenizers`` for cl100k's
-exported ``tokenizer.json``, GPT-NeoX's and a CLIP-layout one, sentencepiece for a byte-fallback model; neither
+exported ``tokenizer.json``, GPT-NeoX's and CLIP- and Falcon-layout ones, sentencepiece for a byte-fallback model; neither
 takes lone surrogates). The Rust SentencePiece spans equal the Python reference's.
 
 Sizes: ``$BPEKIT_HOSTILE_BYTES`` (default 32 kB) for bpekit alone, a quarter of it against the
@@ -98,6 +98,29 @@ def test_clip_layout_offsets_equal_tokenizers(kind: str) -> None:
         pytest.skip(f"{english} not found (set BPEKIT_TEST_DATA)")
     peer = _load("clip", lambda _: clip_like(english.read_text(encoding="utf-8").splitlines()[:300]))
     ours = _load(("clip", "ours"), lambda _: Tokenizer.from_str(peer.to_str()))
+    text = HOSTILE[kind](SIZE)
+    ids, offsets = ours.encode_with_offsets(text)
+    assert ids == ours.encode(text)
+    _in_order(offsets, len(text))
+    if _peer_takes(kind):
+        small = HOSTILE[kind](PEER_SIZE)
+        want = peer.encode(small, add_special_tokens=False)
+        assert ours.encode_with_offsets(small) == (want.ids, want.offsets), kind
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE))
+def test_falcon_layout_offsets_equal_tokenizers(kind: str) -> None:
+    """Falcon's pre-tokenizer (``Punctuation``, ``ByteLevel``, then ``Digits`` and digit groups
+    over the byte-level characters; ``formats/test_falcon_layout.py``), in Rust: the ids of
+    ``encode`` and ``tokenizers``' spans."""
+    pytest.importorskip("tokenizers")
+    from formats.test_falcon_layout import falcon_like
+
+    english = DATA / "corpora" / "taylorswift.txt"
+    if not english.is_file():
+        pytest.skip(f"{english} not found (set BPEKIT_TEST_DATA)")
+    peer = _load("falcon", lambda _: falcon_like(english.read_text(encoding="utf-8").splitlines()[:300]))
+    ours = _load(("falcon", "ours"), lambda _: Tokenizer.from_str(peer.to_str()))
     text = HOSTILE[kind](SIZE)
     ids, offsets = ours.encode_with_offsets(text)
     assert ids == ours.encode(text)

@@ -30,7 +30,7 @@ from bpekit import _core
 from bpekit.patterns import PATTERNS
 from bpekit.pipeline.byte_level import BYTE_TO_CHAR, GPT2_PATTERN
 from bpekit.pipeline.models import BPE
-from bpekit.pipeline.pre_tokenizers import ByteLevel, Digits, Metaspace, PreTokenizer, Sequence, Split
+from bpekit.pipeline.pre_tokenizers import ByteLevel, Digits, Metaspace, PreTokenizer, Punctuation, Sequence, Split
 from bpekit.pipeline.onig import onig_to_regex, portable
 from bpekit.tokenizer_export import onig_pattern
 
@@ -90,43 +90,70 @@ SPELLED_OUT = {r"\d{1,3}(?=(?:\d{3})*\b)": r"\d{1,3}(?=(?:\d{3})*(?!" + ONIG_WOR
 # keeps only the matches (CLIP's stage; ``MATCHES_ONLY`` in src/pretokenize/regex_split.rs)
 MATCHES_ONLY = "(?#matches only)"
 
+# Put before the pattern of a stage after ``ByteLevel``: it cuts each piece's byte-level string
+# (``AFTER_BYTE_LEVEL`` in src/pairbpe.rs)
+AFTER_BYTE_LEVEL = "(?#after ByteLevel)"
+
+# The stage the Rust core runs for ``Punctuation`` (ASCII punctuation or a P* char of the tables
+# ``tokenizers`` uses; ``Isolating::Punctuation`` in src/pretokenize/known/isolating.rs)
+PUNCTUATION_STAGE = r"(?#Punctuation)\p{P}"
+
 # The stage the Rust core runs for ``Digits`` (``char::is_numeric``, as ``tokenizers``; the regex
 # comment keeps it apart from a ``Split`` of the regex ``\p{N}``, src/pretokenize/known/isolating.rs)
 DIGITS_STAGE = r"(?#Digits)\p{N}"
 
 
 def isolated_config(pre: PreTokenizer | None) -> tuple[list[str], bool] | None:
-    """``(fancy-regex patterns, prefix each piece)`` of a ``Sequence`` of ``Split(Isolated)`` and
-    ``Digits`` stages and a ``ByteLevel`` (without regex, or with it and no prefix space: its
-    GPT-2 regex is then the last stage), when Rust can run every stage; else ``None``.
-    ``Sequence[Digits, ByteLevel]`` is how StarCoder 2's, SmolLM's and Command R's files split."""
+    """``(fancy-regex patterns, prefix each piece)`` of a ``Sequence`` of ``Split(Isolated)``,
+    ``Digits`` and ``Punctuation`` stages around one ``ByteLevel`` (without regex, or with it and
+    no prefix space: its GPT-2 regex is then the stage after those before it), when Rust can run
+    every stage; else ``None``. ``Sequence[Digits, ByteLevel]`` is how StarCoder 2's, SmolLM's and
+    Command R's files split; a stage after the ``ByteLevel`` cuts the byte-level string (Falcon's
+    ``Digits`` and digit groups), its pattern marked ``AFTER_BYTE_LEVEL``."""
     if not isinstance(pre, Sequence) or len(pre.pretokenizers) < 2:
         return None
-    *splits, byte_level = pre.pretokenizers
-    if not isinstance(byte_level, ByteLevel) or (byte_level.use_regex and byte_level.add_prefix_space):
+    at = [i for i, stage in enumerate(pre.pretokenizers) if isinstance(stage, ByteLevel)]
+    if len(at) != 1:
         return None
-    patterns = []
-    for split in splits:
-        if type(split) is Digits:
-            patterns.append(DIGITS_STAGE + ("" if split.individual_digits else "+"))
-            continue
-        if not (isinstance(split, Split) and split.pattern.is_regex):
+    byte_level = pre.pretokenizers[at[0]]
+    assert isinstance(byte_level, ByteLevel)
+    if byte_level.use_regex and byte_level.add_prefix_space:
+        return None
+    patterns, after = [], []
+    for split in pre.pretokenizers[:at[0]]:
+        pattern = _stage_pattern(split)
+        if pattern is None:
             return None
-        if (split.behavior, split.invert) == ("Removed", True):  # (CLIP's: only the matches are kept)
-            mark = MATCHES_ONLY
-        elif (split.behavior, split.invert) == ("Isolated", False):
-            mark = ""
-        else:
-            return None
-        if split.pattern.text in SPELLED_OUT:
-            patterns.append(mark + SPELLED_OUT[split.pattern.text])
-            continue
-        if split.pattern.text not in _agreed_patterns() and not portable(split.pattern.text):
-            return None
-        patterns.append(mark + "(?m)" + onig_to_regex(split.pattern.text))  # Ruby syntax: ^ $ are line anchors
+        patterns.append(pattern)
     if byte_level.use_regex:
         patterns.append(GPT2_PATTERN)
-    return patterns, byte_level.add_prefix_space
+    for split in pre.pretokenizers[at[0] + 1:]:
+        pattern = _stage_pattern(split)
+        if pattern is None or pattern.startswith(MATCHES_ONLY):
+            return None
+        after.append(AFTER_BYTE_LEVEL + pattern)
+    return patterns + after, byte_level.add_prefix_space
+
+
+def _stage_pattern(split: PreTokenizer) -> str | None:
+    """The pattern the Rust core splits as ``split`` does (``isolated_config``), or ``None``."""
+    if type(split) is Digits:
+        return DIGITS_STAGE + ("" if split.individual_digits else "+")
+    if type(split) is Punctuation and split.behavior in ("Isolated", "Contiguous"):
+        return PUNCTUATION_STAGE + ("+" if split.behavior == "Contiguous" else "")
+    if not (isinstance(split, Split) and split.pattern.is_regex):
+        return None
+    if (split.behavior, split.invert) == ("Removed", True):  # (CLIP's: only the matches are kept)
+        mark = MATCHES_ONLY
+    elif (split.behavior, split.invert) == ("Isolated", False):
+        mark = ""
+    else:
+        return None
+    if split.pattern.text in SPELLED_OUT:
+        return mark + SPELLED_OUT[split.pattern.text]
+    if split.pattern.text not in _agreed_patterns() and not portable(split.pattern.text):
+        return None
+    return mark + "(?m)" + onig_to_regex(split.pattern.text)  # Ruby syntax: ^ $ are line anchors
 
 
 def metaspace_config(pre: PreTokenizer | None, added_in_rust: bool) -> tuple[str, str, bool] | None:
@@ -144,8 +171,8 @@ def core_splitter(pre: PreTokenizer | None) -> Callable[[str], list[str]] | None
     config = split_config(pre)
     if config is None:
         isolated = isolated_config(pre)
-        if isolated is None:
-            return None
+        if isolated is None or any(p.startswith(AFTER_BYTE_LEVEL) for p in isolated[0]):
+            return None  # (a stage after ByteLevel may cut a character's bytes apart: no str pieces)
         stages, prefix = _core.IsolatedSplit(isolated[0]), isolated[1]
 
         def split_isolated(text: str) -> list[str]:

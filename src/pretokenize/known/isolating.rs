@@ -97,6 +97,11 @@ pub enum Isolating {
     /// [`Isolating::Numbers`], then a [`Known`] family on the text between: `Digits` before
     /// `ByteLevel`'s GPT-2 regex (StarCoder 2, SmolLM, Command R), in one pass.
     NumbersThen(Known, bool),
+    /// Hugging Face's `Punctuation` pre-tokenizer, `Isolated` ([`PUNCTUATION`]) or `Contiguous`
+    /// ([`PUNCTUATION_CONTIGUOUS`], with `true`): each punctuation char (ASCII punctuation, or a
+    /// `P*` char of the `unicode_categories` tables `tokenizers` uses) a piece, or each run of
+    /// them, and the text between (Falcon's first stage).
+    Punctuation(bool),
 }
 
 /// The stage that stands for Hugging Face's `Digits(individual_digits=true)` in a list of
@@ -105,6 +110,23 @@ pub enum Isolating {
 pub const DIGITS: &str = r"(?#Digits)\p{N}";
 /// `Digits(individual_digits=false)`: each run of numeric chars.
 pub const DIGITS_CONTIGUOUS: &str = r"(?#Digits)\p{N}+";
+
+/// The stage that stands for Hugging Face's `Punctuation` (`Isolated`) in a list of `Isolated`
+/// stages, marked as [`DIGITS`] is.
+pub const PUNCTUATION: &str = r"(?#Punctuation)\p{P}";
+/// `Punctuation` with the `Contiguous` behaviour: each run of punctuation chars.
+pub const PUNCTUATION_CONTIGUOUS: &str = r"(?#Punctuation)\p{P}+";
+
+/// Whether the char at `i` is punctuation to Hugging Face's `Punctuation`, and its length.
+#[inline(always)]
+fn punctuation_at(b: &[u8], i: usize) -> (bool, usize) {
+    let x = b[i];
+    if x < 0x80 {
+        return (x.is_ascii_punctuation(), 1);
+    }
+    let (cp, n) = decode_multi(b, i);
+    (char::from_u32(cp).is_some_and(|c| crate::hf_unicode::Class::Punctuation.contains(c)), n)
+}
 
 /// Whether the char at `i` is numeric as Rust's `char::is_numeric` says, and its length.
 #[inline(always)]
@@ -148,6 +170,8 @@ impl Isolating {
             _ if p == viking::VIKING_STAGES[0] => return Some(Isolating::Poro),
             DIGITS => return Some(Isolating::Numbers(false)),
             DIGITS_CONTIGUOUS => return Some(Isolating::Numbers(true)),
+            PUNCTUATION => return Some(Isolating::Punctuation(false)),
+            PUNCTUATION_CONTIGUOUS => return Some(Isolating::Punctuation(true)),
             _ => {}
         }
         // `(?m)` makes `$` an end of line (no known pattern has `^` outside a class)
@@ -208,6 +232,7 @@ impl Isolating {
         match *self {
             Isolating::Known(k) => k.for_each_piece(text, f),
             Isolating::Numbers(contiguous) => numbers(b, contiguous, |s, e, _| f(s, e)),
+            Isolating::Punctuation(contiguous) => class_runs(b, contiguous, punctuation_at, |s, e, _| f(s, e)),
             // The family cuts every piece of `Digits`; a single char is one piece of it anyway. (A
             // run of digits may not be: the regex tables' `\p{N}` may lack a digit that
             // `char::is_numeric` has.)
@@ -283,14 +308,25 @@ fn cjk_stages<const SPARK: bool, E>(t: &Tables, b: &[u8], mut f: impl FnMut(usiz
 /// The pieces of `Digits`: each numeric char (each run of them with `contiguous`) and each run of
 /// other chars, with whether it is numeric.
 #[inline(always)]
-fn numbers<E>(b: &[u8], contiguous: bool, mut f: impl FnMut(usize, usize, bool) -> Result<(), E>) -> Result<(), E> {
+fn numbers<E>(b: &[u8], contiguous: bool, f: impl FnMut(usize, usize, bool) -> Result<(), E>) -> Result<(), E> {
+    class_runs(b, contiguous, numeric_at, f)
+}
+
+/// [`numbers`] for the class `at` tells (whether the char at a position is in it, and its length).
+#[inline(always)]
+fn class_runs<E>(
+    b: &[u8],
+    contiguous: bool,
+    at: impl Fn(&[u8], usize) -> (bool, usize),
+    mut f: impl FnMut(usize, usize, bool) -> Result<(), E>,
+) -> Result<(), E> {
     let mut i = 0;
     while i < b.len() {
-        let (numeric, n) = numeric_at(b, i);
+        let (numeric, n) = at(b, i);
         let mut e = i + n;
         if !numeric || contiguous {
             while e < b.len() {
-                let (next, m) = numeric_at(b, e);
+                let (next, m) = at(b, e);
                 if next != numeric {
                     break;
                 }
