@@ -30,6 +30,9 @@ struct Splitters {
     gpt2_regex: Pretokenizer,
     stages: Vec<RegexSplitter>,
     stage_regexes: Vec<fancy_regex::Regex>,
+    /// The stage after ByteLevel ([`BYTE_STAGE`]) and its reference.
+    byte_stage: RegexSplitter,
+    byte_stage_regex: fancy_regex::Regex,
 }
 
 fn splitters() -> &'static Splitters {
@@ -40,9 +43,11 @@ fn splitters() -> &'static Splitters {
             gpt2_regex: Pretokenizer::with_regex(GPT2_TIKTOKEN).expect("GPT-2 pattern"),
             stages: STAGES.iter().map(|p| RegexSplitter::new(p).expect("stage")).collect(),
             stage_regexes: STAGES.iter().map(|p| fancy_regex::Regex::new(p).expect("stage")).collect(),
+            byte_stage: RegexSplitter::new(BYTE_STAGE).expect("stage"),
+            byte_stage_regex: fancy_regex::Regex::new(BYTE_STAGE).expect("stage"),
         };
         // compile each stage for this thread's slot now, so that the clones carry it
-        for stage in &s.stages {
+        for stage in s.stages.iter().chain([&s.byte_stage]) {
             stage.isolate("a1", 0, 2, &mut Vec::new()).expect("stage");
         }
         s
@@ -250,9 +255,7 @@ pub fn pairbpe(data: &[u8]) {
     let first = prefixes & 64 == 0;
     // bit 7 of the merge count: a stage after ByteLevel (byte models split into pieces), which
     // cuts the byte-level string: `¸` is byte 0xB8, the middle byte of `中` (E4 B8 AD)
-    let byte_stage = (n_merges & 128 != 0 && !chars && split_kind >= 1).then(|| {
-        (RegexSplitter::new(BYTE_STAGE).expect("stage"), fancy_regex::Regex::new(BYTE_STAGE).expect("stage"))
-    });
+    let byte_stage = (n_merges & 128 != 0 && !chars && split_kind >= 1).then(|| (compiled.byte_stage.clone(), &compiled.byte_stage_regex));
     let reference_bytes = |piece: &[u8]| -> Vec<u32> {
         match &symbols {
             Symbols::Chars(_) => unreachable!("bytes of a model over characters"),
