@@ -82,29 +82,15 @@ def llama2_passes(metaspace: bool) -> dict[str, Callable[[str], object]]:
     }
 
 
-def clip_passes() -> dict[str, Callable[[str], object]]:
-    """CLIP's ``tokenizer.json`` layout (``harness.hfjson.clip``): a regex ``Replace`` and
-    ``Lowercase`` in the normalizer, a split stage that drops whitespace, ``</w>`` tokens; plain
+def trained_passes(layout: str) -> dict[str, Callable[[str], object]]:
+    """A ``tokenizer.json`` trained in a peer's layout (``harness.hfjson``): ``"clip"`` (a regex
+    ``Replace`` and ``Lowercase`` in the normalizer, a split stage that drops whitespace, ``</w>``
+    tokens) or ``"falcon"`` (stages after ``ByteLevel`` that cut the byte-level string); plain
     ``encode`` beside the offsets (``tokenizers``' ``encode`` always makes them)."""
     from harness import hfjson
     from tokenizers import Tokenizer as HF
 
-    path = hfjson.clip(hfjson.WORK)
-    ours, hf = bpekit.Tokenizer.from_file(path), HF.from_file(str(path))
-    return {
-        "bpekit encode_with_offsets": ours.encode_with_offsets,
-        PEER: lambda t: (lambda e: (e.ids, e.offsets))(hf.encode(t, add_special_tokens=False)),
-        "bpekit encode": ours.encode,
-    }
-
-
-def falcon_passes() -> dict[str, Callable[[str], object]]:
-    """Falcon's pre-tokenizer (``harness.hfjson.falcon``): stages after ``ByteLevel`` that cut the
-    byte-level string; plain ``encode`` beside the offsets."""
-    from harness import hfjson
-    from tokenizers import Tokenizer as HF
-
-    path = hfjson.falcon(hfjson.WORK)
+    path = {"clip": hfjson.clip, "falcon": hfjson.falcon}[layout](hfjson.WORK)
     ours, hf = bpekit.Tokenizer.from_file(path), HF.from_file(str(path))
     return {
         "bpekit encode_with_offsets": ours.encode_with_offsets,
@@ -151,7 +137,7 @@ def main() -> None:
     sets = [(name, lambda name=name: rank_passes(name)) for name in ENCODINGS]
     sets += [("gpt-neox", lambda: neox_passes(args.data)),
              ("llama-2 legacy", lambda: llama2_passes(False)), ("llama-2 metaspace", lambda: llama2_passes(True)),
-             ("clip layout", clip_passes), ("falcon layout", falcon_passes),
+             ("clip layout", lambda: trained_passes("clip")), ("falcon layout", lambda: trained_passes("falcon")),
              ("spm bytefb_3000", lambda: spm_passes(args.data))]
     for label, make in sets:
         if args.only is not None and not any(label.startswith(o) for o in args.only):

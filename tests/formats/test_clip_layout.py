@@ -28,17 +28,23 @@ MORE = ["İstanbul İİ ǅ ẞ", "A\n\n\nB \t\u3000 C\u2028D", "  leading and tr
         "it's THEY'RE we'd", "<|startoftext|>a photo of a CAT<|endoftext|>", "x</w>y </w>"]
 
 
-@pytest.fixture(scope="module")
-def lines() -> list[str]:
+def corpus_lines(english_only: bool = False) -> list[str]:
+    """The first 300 lines of the English corpus and 40 of four Tatoeba languages (skips the
+    test without the shared data)."""
     english = DATA / "corpora" / "taylorswift.txt"
     if not english.is_file():
         pytest.skip(f"{english} not found (set BPEKIT_TEST_DATA)")
     out = english.read_text(encoding="utf-8").splitlines()[:300]
-    for name in ("rus", "jpn", "ell", "hin"):
+    for name in () if english_only else ("rus", "jpn", "ell", "hin", "ara"):
         path = DATA / "corpora" / "tatoeba" / f"{name}.txt"
         if path.is_file():
             out += path.read_text(encoding="utf-8").splitlines()[:40]
     return out
+
+
+@pytest.fixture(scope="module")
+def lines() -> list[str]:
+    return corpus_lines()
 
 
 def clip_like(lines: list[str], prefix: str = "", suffix: str = "</w>") -> tokenizers.Tokenizer:
@@ -80,24 +86,33 @@ def test_clip_layout_runs_in_rust_as_tokenizers(lines):
     assert isinstance(ours._normalize[0], _core.Normalizer)  # NFC, the regex Replace, Lowercase
     assert "encode" in ours.__dict__  # bound in Rust, added tokens cut there
     assert ours._byte_offsets()[3]  # offsets piece by piece: the stage drops whitespace
-    many = [*EDGE, *MORE, *lines]
-    assert ours.encode_batch_with_offsets(many, num_threads=2) == [
-        (e.ids, e.offsets) for e in hf.encode_batch(many, add_special_tokens=False)]
+    same_batches(hf, ours, [*EDGE, *MORE, *lines])
+
+
+def same_batches(hf, ours, texts: list[str]) -> None:
+    """``encode_batch_with_offsets`` (2 threads) gives ``tokenizers``' ids and offsets."""
+    assert ours.encode_batch_with_offsets(texts, num_threads=2) == [
+        (e.ids, e.offsets) for e in hf.encode_batch(texts, add_special_tokens=False)]
+
+
+def same_on_long(hf, texts: list[str]) -> None:
+    """Long texts, one call each: ``tokenizers``' ids from ``encode`` and with the offsets."""
+    ours = from_document(json.loads(hf.to_str()))
+    for text in texts:
+        want = hf.encode(text, add_special_tokens=False)
+        assert ours.encode(text) == want.ids
+        assert ours.encode_with_offsets(text) == (want.ids, want.offsets)
 
 
 def test_clip_layout_on_long_and_hostile_text(lines):
     import random
 
     hf = clip_like(lines)
-    ours = from_document(json.loads(hf.to_str()))
     rng = random.Random(7)
     texts = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(20_000)), "a" * 20_000,
              " \n\t" * 5_000, "".join(rng.choice("0123456789") for _ in range(5_000)),
              "".join(chr(rng.randrange(0x20, 0x3000)) for _ in range(5_000)), "I" * 3_000 + "İ" * 10]
-    for text in texts:
-        want = hf.encode(text, add_special_tokens=False)
-        assert ours.encode(text) == want.ids
-        assert ours.encode_with_offsets(text) == (want.ids, want.offsets)
+    same_on_long(hf, texts)
 
 
 @pytest.mark.parametrize("prefix, suffix", [("##", "</w>"), ("##", ""), ("", "@@")])

@@ -13,7 +13,7 @@ from bpekit import _core
 from bpekit.formats.hf import from_document
 from bpekit.pipeline import pre_tokenizers as ours
 from bpekit.pipeline.fast import AFTER_BYTE_LEVEL, PUNCTUATION_STAGE, isolated_config
-from datapaths import DATA
+from formats.test_clip_layout import corpus_lines, same_batches, same_on_long
 from formats.test_hf_stages import EDGE, same
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -53,15 +53,7 @@ def falcon_like(lines: list[str]) -> tokenizers.Tokenizer:
 
 @pytest.fixture(scope="module")
 def lines() -> list[str]:
-    english = DATA / "corpora" / "taylorswift.txt"
-    if not english.is_file():
-        pytest.skip(f"{english} not found (set BPEKIT_TEST_DATA)")
-    out = english.read_text(encoding="utf-8").splitlines()[:300]
-    for name in ("rus", "jpn", "ara", "hin"):
-        path = DATA / "corpora" / "tatoeba" / f"{name}.txt"
-        if path.is_file():
-            out += path.read_text(encoding="utf-8").splitlines()[:40]
-    return out
+    return corpus_lines()
 
 
 def test_falcon_layout_runs_in_rust_as_tokenizers(lines):
@@ -72,22 +64,16 @@ def test_falcon_layout_runs_in_rust_as_tokenizers(lines):
     stages, _ = isolated_config(ours_tok.pre_tokenizer)
     assert stages[0] == PUNCTUATION_STAGE + "+" and all(p.startswith(AFTER_BYTE_LEVEL) for p in stages[2:])
     assert len(stages) == 4
-    many = [*EDGE, *BYTES_AS_DIGITS, *lines]
-    assert ours_tok.encode_batch_with_offsets(many, num_threads=2) == [
-        (e.ids, e.offsets) for e in hf.encode_batch(many, add_special_tokens=False)]
+    same_batches(hf, ours_tok, [*EDGE, *BYTES_AS_DIGITS, *lines])
 
 
 def test_falcon_layout_on_long_and_hostile_text(lines):
     hf = falcon_like(lines)
-    tok = from_document(json.loads(hf.to_str()))
     rng = random.Random(3)
     texts = ["".join(rng.choice("0123456789²³¹¼½¾") for _ in range(20_000)), "9" * 30_000, "!" * 20_000,
              "".join(rng.choice("abc.,!? 12") for _ in range(20_000)),
              "".join(chr(rng.randrange(0x20, 0x3000)) for _ in range(5_000))]
-    for text in texts:
-        want = hf.encode(text, add_special_tokens=False)
-        assert tok.encode(text) == want.ids
-        assert tok.encode_with_offsets(text) == (want.ids, want.offsets)
+    same_on_long(hf, texts)
 
 
 @pytest.mark.parametrize("behavior", ["contiguous", "isolated"])

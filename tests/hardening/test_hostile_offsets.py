@@ -85,42 +85,21 @@ def test_pipeline_offsets_equal_tokenizers(kind: str) -> None:
         assert ours.encode_with_offsets(small) == (want.ids, want.offsets), kind
 
 
+@pytest.mark.parametrize("layout", ["clip", "falcon"])
 @pytest.mark.parametrize("kind", sorted(HOSTILE))
-def test_clip_layout_offsets_equal_tokenizers(kind: str) -> None:
+def test_trained_layouts_offsets_equal_tokenizers(kind: str, layout: str) -> None:
     """CLIP's layout (a regex ``Replace`` and ``Lowercase``, a split that drops whitespace, ``</w>``
-    tokens; ``formats/test_clip_layout.py``), in Rust: the ids of ``encode`` and ``tokenizers``'
-    spans; lone surrogates are fixed as ``encode`` fixes them."""
+    tokens; ``formats/test_clip_layout.py``) and Falcon's pre-tokenizer (``Punctuation``,
+    ``ByteLevel``, then ``Digits`` and digit groups over the byte-level characters;
+    ``formats/test_falcon_layout.py``), both in Rust, trained with ``tokenizers``: the ids of
+    ``encode`` and ``tokenizers``' spans; lone surrogates are fixed as ``encode`` fixes them."""
     pytest.importorskip("tokenizers")
-    from formats.test_clip_layout import clip_like
-
-    english = DATA / "corpora" / "taylorswift.txt"
-    if not english.is_file():
-        pytest.skip(f"{english} not found (set BPEKIT_TEST_DATA)")
-    peer = _load("clip", lambda _: clip_like(english.read_text(encoding="utf-8").splitlines()[:300]))
-    ours = _load(("clip", "ours"), lambda _: Tokenizer.from_str(peer.to_str()))
-    text = HOSTILE[kind](SIZE)
-    ids, offsets = ours.encode_with_offsets(text)
-    assert ids == ours.encode(text)
-    _in_order(offsets, len(text))
-    if _peer_takes(kind):
-        small = HOSTILE[kind](PEER_SIZE)
-        want = peer.encode(small, add_special_tokens=False)
-        assert ours.encode_with_offsets(small) == (want.ids, want.offsets), kind
-
-
-@pytest.mark.parametrize("kind", sorted(HOSTILE))
-def test_falcon_layout_offsets_equal_tokenizers(kind: str) -> None:
-    """Falcon's pre-tokenizer (``Punctuation``, ``ByteLevel``, then ``Digits`` and digit groups
-    over the byte-level characters; ``formats/test_falcon_layout.py``), in Rust: the ids of
-    ``encode`` and ``tokenizers``' spans."""
-    pytest.importorskip("tokenizers")
+    from formats.test_clip_layout import clip_like, corpus_lines
     from formats.test_falcon_layout import falcon_like
 
-    english = DATA / "corpora" / "taylorswift.txt"
-    if not english.is_file():
-        pytest.skip(f"{english} not found (set BPEKIT_TEST_DATA)")
-    peer = _load("falcon", lambda _: falcon_like(english.read_text(encoding="utf-8").splitlines()[:300]))
-    ours = _load(("falcon", "ours"), lambda _: Tokenizer.from_str(peer.to_str()))
+    build = {"clip": clip_like, "falcon": falcon_like}[layout]
+    peer = _load(layout, lambda _: build(corpus_lines(english_only=True)))
+    ours = _load((layout, "ours"), lambda _: Tokenizer.from_str(peer.to_str()))
     text = HOSTILE[kind](SIZE)
     ids, offsets = ours.encode_with_offsets(text)
     assert ids == ours.encode(text)
