@@ -80,9 +80,7 @@ impl ReplaceRegex {
         }
         regex::Regex::new(pattern).map(ReplaceRegex).map_err(|e| format!("{pattern:?}: {e}"))
     }
-}
 
-impl ReplaceRegex {
     /// The byte ranges of `text` this regex replaces, in order.
     pub fn matches<'a>(&'a self, text: &'a str) -> impl Iterator<Item = (usize, usize)> + 'a {
         self.0.find_iter(text).map(|m| (m.start(), m.end()))

@@ -92,6 +92,12 @@ pub fn merge_ids(vocab: &FxHashMap<String, u32>, merges: &[(String, String)], pr
     Ok(out)
 }
 
+/// Whether byte `b` is its own character in GPT-2's byte-level alphabet (`bytes_to_unicode`'s
+/// printable ranges); the others are U+0100 on, in byte order.
+const fn byte_is_its_char(b: u32) -> bool {
+    matches!(b, 33..=126 | 161..=172 | 174..=255)
+}
+
 /// The bytes a GPT-2 byte-level token spells (`bytes_to_unicode` inverted), or `None` when a
 /// character is outside that alphabet.
 pub fn byte_level_bytes(token: &str) -> Option<Vec<u8>> {
@@ -100,11 +106,11 @@ pub fn byte_level_bytes(token: &str) -> Option<Vec<u8>> {
         .map(|c| {
             let c = c as u32;
             match c {
-                33..=126 | 161..=172 | 174..=255 => Some(c as u8),
+                0..=255 if byte_is_its_char(c) => Some(c as u8),
                 256..=323 => {
                     // the 68 bytes outside the printable ranges, in byte order
                     let n = (c - 256) as usize;
-                    (0u8..=255).filter(|b| !matches!(b, 33..=126 | 161..=172 | 174..=255)).nth(n)
+                    (0u8..=255).filter(|&b| !byte_is_its_char(b as u32)).nth(n)
                 }
                 _ => None,
             }
@@ -298,7 +304,7 @@ pub(crate) const BYTE_CHARS: [char; 256] = {
     let mut table = ['\0'; 256];
     let (mut b, mut n) = (0u32, 0u32);
     while b < 256 {
-        let printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+        let printable = byte_is_its_char(b);
         let c = if printable { b } else { 256 + n };
         n += !printable as u32;
         table[b as usize] = match char::from_u32(c) {

@@ -101,10 +101,6 @@ impl RegexSplitter {
         Ok(RegexSplitter { pattern: pattern.to_string(), matches_only, slots, hand: None, compiled: None })
     }
 
-    /// Whether this stage drops the text between its matches ([`MATCHES_ONLY`]).
-    pub fn matches_only(&self) -> bool {
-        self.matches_only
-    }
 
     /// The hand-written splitter `isolate` uses, if any.
     pub fn hand(&self) -> Option<Isolating> {

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from bpekit import _core
+from bpekit.encoding import _has_surrogates
 from bpekit.errors import UsageError
 from bpekit.pipeline.aligned import Aligned
 from bpekit.pipeline.base import Pattern, Stage, build, build_list, get, registry
@@ -192,11 +193,11 @@ class Strip(Normalizer):
 
 
 @functools.lru_cache(maxsize=64)
-def _regex_step(pattern: str, content: str) -> list[tuple[Any, ...]] | None:
-    """The Rust step of a regex ``Replace`` (CLIP's ``\\s+`` -> ``" "``), where the core reads the
-    pattern as Oniguruma does (``onig.portable``, and no class by Unicode property but ``\\s``), and
-    the ``regex`` crate takes it and finds no empty match in it (``src/normalizer.rs``,
-    ``ReplaceRegex``); else ``None``."""
+def _regex_replace(pattern: str, content: str) -> tuple[tuple[Any, ...], Any] | None:
+    """The Rust step of a regex ``Replace`` (CLIP's ``\\s+`` -> ``" "``) and its compiled program,
+    where the core reads the pattern as Oniguruma does (``onig.portable``, and no class by Unicode
+    property but ``\\s``), and the ``regex`` crate takes it and finds no empty match in it
+    (``src/normalizer.rs``, ``ReplaceRegex``); else ``None``."""
     from bpekit.pipeline.onig import onig_to_regex, portable
 
     # (character classes by Unicode property follow each engine's Unicode version: the regex
@@ -205,23 +206,9 @@ def _regex_step(pattern: str, content: str) -> list[tuple[Any, ...]] | None:
         return None
     step = ("replace_regex", "(?m)" + onig_to_regex(pattern), content)  # (Ruby syntax: ^ $ are line anchors)
     try:
-        _core.Normalizer([step])
+        return step, _core.Normalizer([step])
     except ValueError:  # (lookarounds, a pattern that may match nothing)
         return None
-    return [step]
-
-
-@functools.lru_cache(maxsize=64)
-def _program(step: tuple[Any, ...]) -> Any:
-    return _core.Normalizer([step])
-
-
-def _has_surrogates(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 @_register
@@ -261,9 +248,9 @@ class Replace(Normalizer):
             return super().align(text)
         if not self.pattern.is_regex and len(self.pattern.text) == 1 and len(self.content) == 1:
             return text.replace_char(self.pattern.text, self.content)  # (" " -> "▁": every span kept)
-        if self.pattern.is_regex and (steps := _regex_step(self.pattern.text, self.content)) is not None \
+        if self.pattern.is_regex and (rust := _regex_replace(self.pattern.text, self.content)) is not None \
                 and not _has_surrogates(text.text):  # (the matches found and the text replaced in Rust)
-            program = _program(steps[0])
+            program = rust[1]
             return text.replace(program.replace_matches(text.text), self.content, program.normalize(text.text))
         return text.replace(self._matches(text.text), self.content)
 
@@ -272,7 +259,8 @@ class Replace(Normalizer):
             return None
         if not self.pattern.is_regex:
             return [("replace", self.pattern.text, self.content)] if self.pattern.text else None
-        return _regex_step(self.pattern.text, self.content)
+        rust = _regex_replace(self.pattern.text, self.content)
+        return [rust[0]] if rust is not None else None
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> Replace:
