@@ -4,7 +4,8 @@ encodes one by one.
 A split is ``(text, first)``: ``first`` is true only for the split that begins the whole input
 (Metaspace's ``prepend_scheme: "first"`` needs it). Empty splits are dropped after every step,
 and each step sees only its own split, as in Hugging Face (formats.md §3.5). ``tokenizer.json``
-shapes: ByteLevel, Split, Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation, Sequence.
+shapes: ByteLevel, Split, Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation,
+BertPreTokenizer, CharDelimiterSplit, FixedLength, Sequence.
 """
 
 from __future__ import annotations
@@ -356,10 +357,93 @@ class Sequence(PreTokenizer):
         return {"type": "Sequence", "pretokenizers": [p.to_json() for p in self.pretokenizers]}
 
 
+@_register
+class BertPreTokenizer(Sequence):
+    """BERT's: split on Unicode whitespace, which is dropped, then each punctuation character
+    (ASCII or ``P*`` of ``tokenizers``' tables) is a split of its own. That is exactly
+    ``Sequence([WhitespaceSplit(), Punctuation("Isolated")])``, which it is; it reads and writes
+    ``{"type": "BertPreTokenizer"}``."""
+
+    def __init__(self) -> None:
+        super().__init__([WhitespaceSplit(), Punctuation("Isolated")])
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> BertPreTokenizer:
+        return cls()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "BertPreTokenizer"}
+
+
+@_register
+class CharDelimiterSplit(PreTokenizer):
+    """Splits on one character, which is dropped."""
+
+    def __init__(self, delimiter: str) -> None:
+        if not isinstance(delimiter, str) or len(delimiter) != 1:
+            raise FormatError(f"CharDelimiterSplit delimiter must be one character, got {delimiter!r:.60}")
+        self.delimiter = delimiter
+
+    def _cut(self, text: str) -> list[tuple[int, int]]:
+        spans, start = [], 0
+        for part in text.split(self.delimiter):
+            spans.append((start, start + len(part)))
+            start += len(part) + 1
+        return spans
+
+    def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
+        return _apply(splits, self._cut)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> CharDelimiterSplit:
+        delimiter = get(doc, "delimiter", str, where)
+        try:
+            return cls(delimiter)
+        except FormatError as exc:
+            raise FormatError(f"{where}: {exc}") from None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "CharDelimiterSplit", "delimiter": self.delimiter}
+
+
+# ``tokenizers`` reads ``length`` as a Rust ``usize``
+_MAX_USIZE = 2**64 - 1
+
+
+@_register
+class FixedLength(PreTokenizer):
+    """Cuts each split into pieces of ``length`` characters (the last one shorter). A length of
+    0 is refused: ``tokenizers`` 0.23 loads it but panics on any non-empty text."""
+
+    def __init__(self, length: int = 5) -> None:
+        if isinstance(length, bool) or not isinstance(length, int) or not 0 < length <= _MAX_USIZE:
+            raise FormatError(f"FixedLength length must be an integer from 1 to 2**64-1, got {length!r:.60}")
+        self.length = length
+
+    def _cut(self, text: str) -> list[tuple[int, int]]:
+        n = self.length
+        return [(i, min(i + n, len(text))) for i in range(0, len(text), n)]
+
+    def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
+        return _apply(splits, self._cut)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> FixedLength:
+        length = get(doc, "length", int, where, 5)
+        try:
+            return cls(length)
+        except FormatError as exc:
+            raise FormatError(f"{where}: {exc}") from None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "FixedLength", "length": self.length}
+
+
 def from_json(doc: Any, where: str = "pre_tokenizer") -> PreTokenizer | None:
     """The pre-tokenizer of a ``tokenizer.json`` ``"pre_tokenizer"`` value (``None`` for null)."""
     return build("pre_tokenizer", PRE_TOKENIZERS, doc, where)  # type: ignore[no-any-return]
 
 
-__all__ = ["PRE_TOKENIZERS", "ByteLevel", "Digits", "Metaspace", "Pattern", "PreTokenizer", "Punctuation",
-           "Sequence", "Split", "Whitespace", "WhitespaceSplit", "compile_onig", "from_json"]
+__all__ = ["PRE_TOKENIZERS", "BertPreTokenizer", "ByteLevel", "CharDelimiterSplit", "Digits", "FixedLength",
+           "Metaspace", "Pattern", "PreTokenizer", "Punctuation", "Sequence", "Split", "Whitespace",
+           "WhitespaceSplit", "compile_onig", "from_json"]
