@@ -1,6 +1,6 @@
 """Decoders: token strings -> text. Each one maps the list of token strings to a new list; the
 decoded text is their concatenation (formats.md §3.6). ``tokenizer.json`` shapes: ByteLevel,
-Metaspace, ByteFallback, Fuse, Replace, Strip, BPEDecoder, Sequence.
+Metaspace, ByteFallback, Fuse, Replace, Strip, BPEDecoder, WordPiece, CTC, Sequence.
 """
 
 from __future__ import annotations
@@ -203,6 +203,77 @@ class BPEDecoder(Decoder):
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "BPEDecoder", "suffix": self.suffix}
+
+
+# Hugging Face's WordPiece ``cleanup`` (also CTC's): these replacements, in this order
+_CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"), (" 'm", "'m"),
+            (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
+
+
+def _cleanup(text: str) -> str:
+    """Spaces before punctuation and English contractions removed, as ``tokenizers`` does."""
+    for old, new in _CLEANUP:
+        text = text.replace(old, new)
+    return text
+
+
+@_register
+class WordPiece(Decoder):
+    """Each token after the first loses its ``prefix`` if it starts with it, else gets a leading
+    space; each token is then cleaned up (:func:`_cleanup`) when ``cleanup`` is set."""
+
+    def __init__(self, prefix: str = "##", cleanup: bool = True) -> None:
+        self.prefix = prefix
+        self.cleanup = cleanup
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out = []
+        for i, tok in enumerate(tokens):
+            if i:
+                tok = tok[len(self.prefix):] if tok.startswith(self.prefix) else " " + tok
+            out.append(_cleanup(tok) if self.cleanup else tok)
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> WordPiece:
+        return cls(get(doc, "prefix", str, where), get(doc, "cleanup", bool, where))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "WordPiece", "prefix": self.prefix, "cleanup": self.cleanup}
+
+
+@_register
+class CTC(Decoder):
+    """Connectionist Temporal Classification output: runs of one token become one, ``pad_token``
+    is removed from each token; with ``cleanup``, each token is cleaned up (:func:`_cleanup`) and
+    ``word_delimiter_token`` becomes a space (without it the delimiter stays, as in Hugging Face).
+    Tokens left empty are dropped."""
+
+    def __init__(self, pad_token: str = "<pad>", word_delimiter_token: str = "|", cleanup: bool = True) -> None:
+        self.pad_token = pad_token
+        self.word_delimiter_token = word_delimiter_token
+        self.cleanup = cleanup
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out = []
+        for i, tok in enumerate(tokens):
+            if i and tok == tokens[i - 1]:
+                continue
+            tok = tok.replace(self.pad_token, "")
+            if self.cleanup:
+                tok = _cleanup(tok).replace(self.word_delimiter_token, " ")
+            if tok:
+                out.append(tok)
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> CTC:
+        return cls(get(doc, "pad_token", str, where), get(doc, "word_delimiter_token", str, where),
+                   get(doc, "cleanup", bool, where))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "CTC", "pad_token": self.pad_token, "word_delimiter_token": self.word_delimiter_token,
+                "cleanup": self.cleanup}
 
 
 @_register
