@@ -104,6 +104,138 @@ pub fn lowercase(text: &str) -> Cow<'_, str> {
     Cow::Owned(text.chars().flat_map(char::to_lowercase).collect())
 }
 
+/// Runs `f` on `text` (a step's result so far), keeping it borrowed where `f` changes nothing.
+fn then<'a>(text: Cow<'a, str>, f: impl Fn(&str) -> Cow<'_, str>) -> Cow<'a, str> {
+    match text {
+        Cow::Borrowed(t) => f(t),
+        Cow::Owned(t) => match f(&t) {
+            Cow::Borrowed(_) => Cow::Owned(t),
+            Cow::Owned(changed) => Cow::Owned(changed),
+        },
+    }
+}
+
+/// `text` with the characters `drop` says removed and each other character `c` as `map(c)`
+/// (borrowed where nothing changes): Hugging Face's `filter` then `map`, one char for one.
+fn filter_map_chars<'a>(text: &'a str, drop: impl Fn(char) -> bool, map: impl Fn(char) -> char) -> Cow<'a, str> {
+    if !text.chars().any(|c| drop(c) || map(c) != c) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.chars().filter(|&c| !drop(c)).map(map).collect())
+}
+
+/// Hugging Face's `BertNormalizer` (`strip_accents` already resolved: `null` follows `lowercase`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bert {
+    /// Control characters, NUL and U+FFFD removed; whitespace made a space.
+    pub clean_text: bool,
+    /// A space on both sides of every CJK ideograph ([`is_chinese_char`]).
+    pub chinese: bool,
+    /// NFD, then nonspacing marks (Mn) removed.
+    pub strip_accents: bool,
+    /// [`lowercase`].
+    pub lowercase: bool,
+}
+
+/// `BertNormalizer`'s whitespace: tab, newline, carriage return and Rust's `char::is_whitespace`.
+pub fn bert_is_whitespace(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r') || c.is_whitespace()
+}
+
+/// `BertNormalizer`'s control characters: `unicode_categories`' "other" (Cc, Cf and Co in its
+/// tables) but tab, newline and carriage return.
+pub fn bert_is_control(c: char) -> bool {
+    use unicode_categories::UnicodeCategories;
+    !matches!(c, '\t' | '\n' | '\r') && c.is_other()
+}
+
+/// What `BertNormalizer`'s `clean_text` removes: NUL, U+FFFD and [`bert_is_control`].
+pub fn bert_is_removed(c: char) -> bool {
+    c == '\0' || c == '\u{fffd}' || bert_is_control(c)
+}
+
+/// `BertNormalizer`'s "Chinese characters": the CJK Unified Ideographs blocks and extensions A-E,
+/// and the two compatibility blocks, as its table lists them.
+pub fn is_chinese_char(c: char) -> bool {
+    matches!(c as u32, 0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x20000..=0x2A6DF | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F | 0x2B920..=0x2CEAF | 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
+}
+
+/// A nonspacing mark (Mn) of `unicode_categories`' tables, which `BertNormalizer` strips.
+pub fn is_nonspacing_mark(c: char) -> bool {
+    use unicode_categories::UnicodeCategories;
+    c.is_mark_nonspacing()
+}
+
+impl Bert {
+    /// `text` normalized as Hugging Face's `BertNormalizer` does, its four steps in its order
+    /// (borrowed where nothing changes).
+    pub fn normalize<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut out = Cow::Borrowed(text);
+        if self.clean_text {
+            out = then(out, |t| filter_map_chars(t, bert_is_removed, |c| if bert_is_whitespace(c) { ' ' } else { c }));
+        }
+        if self.chinese {
+            out = then(out, |t| {
+                if !t.chars().any(is_chinese_char) {
+                    return Cow::Borrowed(t);
+                }
+                let mut s = String::with_capacity(t.len() + 16);
+                for c in t.chars() {
+                    if is_chinese_char(c) {
+                        s.extend([' ', c, ' ']);
+                    } else {
+                        s.push(c);
+                    }
+                }
+                Cow::Owned(s)
+            });
+        }
+        if self.strip_accents {
+            out = then(out, |t| {
+                let nfd = Form::Nfd.normalize(t);
+                if !nfd.chars().any(is_nonspacing_mark) {
+                    return nfd;
+                }
+                Cow::Owned(nfd.chars().filter(|&c| !is_nonspacing_mark(c)).collect())
+            });
+        }
+        if self.lowercase {
+            out = then(out, lowercase);
+        }
+        out
+    }
+}
+
+/// Hugging Face's `Nmt` normalizer: ASCII and C1 control characters that SentencePiece's
+/// `nmt_nfkc` drops removed, and the code points it counts as whitespace made a space.
+pub fn nmt(text: &str) -> Cow<'_, str> {
+    filter_map_chars(text, nmt_removes, nmt_char)
+}
+
+/// What [`nmt`] removes: U+0001-0008, U+000B, U+000E-001F, U+007F, U+008F, U+009F.
+pub fn nmt_removes(c: char) -> bool {
+    matches!(c as u32, 0x01..=0x08 | 0x0B | 0x0E..=0x1F | 0x7F | 0x8F | 0x9F)
+}
+
+/// What [`nmt`] makes of a character it keeps.
+pub fn nmt_char(c: char) -> char {
+    match c as u32 {
+        0x09 | 0x0A | 0x0C | 0x0D | 0x1680 | 0x200B..=0x200F | 0x2028 | 0x2029 | 0x2581 | 0xFEFF | 0xFFFD => ' ',
+        _ => c,
+    }
+}
+
+/// Hugging Face's `ByteLevel` normalizer: each UTF-8 byte of `text` as its byte-level character
+/// (GPT-2's table; an empty text stays empty). ASCII letters, digits and punctuation are their
+/// own characters, so text of only those is borrowed.
+pub fn byte_level(text: &str) -> Cow<'_, str> {
+    if text.bytes().all(|b| b < 0x80 && crate::pairbpe::BYTE_CHARS[b as usize] as u32 == b as u32) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.bytes().map(|b| crate::pairbpe::BYTE_CHARS[b as usize]).collect())
+}
+
 /// A character class of a Hugging Face pre-tokenizer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
@@ -111,6 +243,12 @@ pub enum Class {
     Numeric,
     /// `Punctuation`: ASCII punctuation, or a `P*` character of `unicode_categories`' tables.
     Punctuation,
+    /// What `BertNormalizer`'s `clean_text` removes ([`bert_is_removed`]).
+    BertRemoved,
+    /// `BertNormalizer`'s whitespace ([`bert_is_whitespace`]).
+    BertWhitespace,
+    /// A nonspacing mark ([`is_nonspacing_mark`]).
+    NonspacingMark,
 }
 
 impl Class {
@@ -118,6 +256,9 @@ impl Class {
         match name {
             "numeric" => Some(Class::Numeric),
             "punctuation" => Some(Class::Punctuation),
+            "bert_removed" => Some(Class::BertRemoved),
+            "bert_whitespace" => Some(Class::BertWhitespace),
+            "nonspacing_mark" => Some(Class::NonspacingMark),
             _ => None,
         }
     }
@@ -127,6 +268,9 @@ impl Class {
         match self {
             Class::Numeric => c.is_numeric(),
             Class::Punctuation => c.is_ascii_punctuation() || c.is_punctuation(),
+            Class::BertRemoved => bert_is_removed(c),
+            Class::BertWhitespace => bert_is_whitespace(c),
+            Class::NonspacingMark => is_nonspacing_mark(c),
         }
     }
 }
@@ -184,6 +328,22 @@ mod tests {
         assert!(matches!(Form::Nfc.normalize("déjà vu"), Cow::Borrowed(_)));
         assert_eq!(Form::parse("NFKC"), Some(Form::Nfkc));
         assert_eq!(Form::parse("nfc"), None);
+    }
+
+    #[test]
+    fn bert_nmt_and_byte_level() {
+        let all = Bert { clean_text: true, chinese: true, strip_accents: true, lowercase: true };
+        assert_eq!(all.normalize("H\u{e9}llo\tW\u{f6}rld \u{4e2d}\u{56fd}\u{0}x\u{fffd}\u{200b}"), "hello world  \u{4e2d}  \u{56fd} x");
+        // Mn removed after NFD, Mc (U+0903) and Me (U+20DD) kept; U+200B is Cf (removed), U+3000 whitespace
+        assert_eq!(all.normalize("a\u{301}\u{903}\u{20dd}\u{200b}\u{3000}b"), "a\u{903}\u{20dd} b");
+        let none = Bert { clean_text: false, chinese: false, strip_accents: false, lowercase: false };
+        assert!(matches!(none.normalize("\u{0}A\u{4e2d}\u{e9}"), Cow::Borrowed(_)));
+        assert!(matches!(all.normalize("plain text"), Cow::Borrowed(_)));
+        assert_eq!(nmt("a\u{1}b\tc\u{200d}d\u{2581}e\u{9f}"), "ab c d e");
+        assert!(matches!(nmt("plain"), Cow::Borrowed(_)));
+        assert_eq!(byte_level("a b\u{e9}"), "a\u{120}b\u{c3}\u{a9}");
+        assert_eq!(byte_level(""), "");
+        assert!(matches!(byte_level("ab,c"), Cow::Borrowed(_)));
     }
 
     #[test]

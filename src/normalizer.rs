@@ -11,7 +11,7 @@
 //! with a program every text is normalized on the batch's threads (`src/PERFORMANCE.md`,
 //! "Nineteenth round").
 
-use crate::hf_unicode::{lowercase, strip_marks, Form};
+use crate::hf_unicode::{byte_level, lowercase, nmt, strip_marks, Bert, Form};
 use std::borrow::Cow;
 
 /// One normalizer.
@@ -31,6 +31,12 @@ pub enum Step {
     ReplaceRegex { regex: ReplaceRegex, to: String },
     /// `Prepend`: the string before a non-empty text.
     Prepend(String),
+    /// `BertNormalizer`: cleaning, spaces around CJK ideographs, accents stripped, lowercase.
+    Bert(Bert),
+    /// `Nmt`: control characters removed, SentencePiece's other whitespace made a space.
+    Nmt,
+    /// The `ByteLevel` normalizer: each UTF-8 byte as its byte-level character.
+    ByteLevel,
 }
 
 impl Step {
@@ -59,6 +65,9 @@ impl Step {
             Step::ReplaceRegex { regex, to } => regex.0.replace_all(text, regex::NoExpand(to)),
             Step::Prepend(p) if !text.is_empty() && !p.is_empty() => Cow::Owned(format!("{p}{text}")),
             Step::Prepend(_) => Cow::Borrowed(text),
+            Step::Bert(b) => b.normalize(text),
+            Step::Nmt => nmt(text),
+            Step::ByteLevel => byte_level(text),
         }
     }
 }

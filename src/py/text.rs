@@ -111,7 +111,7 @@ pub fn lowercase<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyStri
 #[pyfunction]
 pub fn class_runs(text: &Bound<'_, PyString>, class: &str) -> PyResult<Vec<(usize, usize, bool)>> {
     let class = crate::hf_unicode::Class::parse(class)
-        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown character class {class:?} (numeric or punctuation)")))?;
+        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown character class {class:?} (numeric, punctuation, bert_removed, bert_whitespace or nonspacing_mark)")))?;
     Ok(crate::hf_unicode::class_runs(text.to_str()?, class))
 }
 
@@ -155,7 +155,8 @@ pub fn is_word_char(c: char) -> PyResult<bool> {
 /// `Normalizer.core_steps()` makes them: `("form", "NFC")` (or NFD, NFKC, NFKD),
 /// `("lowercase",)`, `("strip_accents",)`, `("strip", left, right)`, `("replace", literal,
 /// content)`, `("replace_regex", regex, content)` (`ValueError` for a regex that may match the
-/// empty string or that the `regex` crate does not take) and `("prepend", text)`.
+/// empty string or that the `regex` crate does not take), `("prepend", text)`, `("bert", clean_text,
+/// handle_chinese_chars, strip_accents, lowercase)`, `("nmt",)` and `("byte_level",)`.
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct Normalizer {
     pub(super) program: Program,
@@ -209,6 +210,9 @@ fn step_arg(t: &Bound<'_, PyTuple>) -> PyResult<Step> {
             Step::ReplaceRegex { regex, to: text(2)? }
         }
         ("prepend", 2) => Step::Prepend(text(1)?),
+        ("bert", 5) => Step::Bert(crate::hf_unicode::Bert { clean_text: flag(1)?, chinese: flag(2)?, strip_accents: flag(3)?, lowercase: flag(4)? }),
+        ("nmt", 1) => Step::Nmt,
+        ("byte_level", 1) => Step::ByteLevel,
         _ => return Err(bad()),
     };
     Ok(step)

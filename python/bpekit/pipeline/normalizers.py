@@ -1,7 +1,8 @@
 """Normalizers: text -> text, applied to each part of the input that is not an added token.
 
 ``tokenizer.json`` shapes (formats.md §3.4): NFC, NFD, NFKC, NFKD, Lowercase, StripAccents,
-Strip, Replace, Prepend, Sequence. Each class reads and writes its own dict.
+Strip, Replace, Prepend, BertNormalizer, Nmt, ByteLevel, Sequence. Each class reads and writes its
+own dict.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from bpekit.encoding import _has_surrogates
 from bpekit.errors import UsageError
 from bpekit.pipeline.aligned import Aligned
 from bpekit.pipeline.base import Pattern, Stage, build, build_list, get, registry
+from bpekit.pipeline.byte_level import BYTE_TO_CHAR
 
 NORMALIZERS, _register = registry("normalizer")
 _SURROGATES = re.compile("([\ud800-\udfff]+)")
@@ -292,6 +294,153 @@ class Prepend(Normalizer):
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "Prepend", "prepend": self.prepend}
+
+
+@functools.lru_cache(maxsize=16)
+def _program(step: tuple[Any, ...]) -> Any:
+    """The ``_core.Normalizer`` of one step (each stage below normalizes in Rust)."""
+    return _core.Normalizer([step])
+
+
+def _chars_in(text: str, kind: str) -> list[bool]:
+    """Whether each character of ``text`` is in the class ``kind`` of ``_core.class_runs``
+    (computed in Rust with the tables ``tokenizers`` uses; a lone surrogate is in none)."""
+    try:
+        runs = _core.class_runs(text, kind)
+    except UnicodeEncodeError:
+        return [not "\ud800" <= c <= "\udfff" and _core.class_runs(c, kind)[0][2] for c in text]
+    out = [False] * len(text)
+    for s, e, match in runs:
+        if match:
+            out[s:e] = [True] * (e - s)
+    return out
+
+
+def _one_for_one(text: Aligned, new: str) -> Aligned:
+    """``text`` with each character replaced by the one at its place in ``new`` (same length):
+    every span kept."""
+    return text if new == text.text else Aligned(new, text._spans, text.origin, text.lead)
+
+
+# BertNormalizer's "Chinese characters" (CJK Unified Ideographs, extensions A-E, compatibility)
+_CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+        (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+
+
+def _is_cjk(c: str) -> bool:
+    o = ord(c)
+    return any(a <= o <= b for a, b in _CJK)
+
+
+@_register
+class BertNormalizer(Normalizer):
+    """Hugging Face's ``BertNormalizer`` (BERT's, and the ``tokenizer.json`` of OpenAI GPT and
+    HerBERT): ``clean_text`` removes NUL, U+FFFD and control characters (``unicode_categories``'
+    Cc, Cf and Co, but tab, newline and carriage return) and makes every whitespace character a
+    space; ``handle_chinese_chars`` puts a space on both sides of each CJK ideograph;
+    ``strip_accents`` (``None``: as ``lowercase``) applies NFD and removes nonspacing marks (Mn);
+    ``lowercase`` as :class:`Lowercase`. In that order, computed in Rust with the tables
+    ``tokenizers`` uses (``src/hf_unicode.rs``)."""
+
+    def __init__(self, clean_text: bool = True, handle_chinese_chars: bool = True,
+                 strip_accents: bool | None = None, lowercase: bool = True) -> None:
+        self.clean_text = clean_text
+        self.handle_chinese_chars = handle_chinese_chars
+        self.strip_accents = strip_accents
+        self.lowercase = lowercase
+
+    def _step(self) -> tuple[Any, ...]:
+        strip = self.lowercase if self.strip_accents is None else self.strip_accents
+        return ("bert", bool(self.clean_text), bool(self.handle_chinese_chars), bool(strip), bool(self.lowercase))
+
+    def normalize(self, text: str) -> str:
+        return _between_surrogates(_program(self._step()).normalize, text)
+
+    def align(self, text: Aligned) -> Aligned:
+        if not self._own(BertNormalizer):
+            return super().align(text)
+        _, clean, chinese, strip, lower = self._step()
+        if clean:
+            removed = _chars_in(text.text, "bert_removed")
+            if any(removed):
+                text = text.keep(not r for r in removed)
+            spaces = _chars_in(text.text, "bert_whitespace")
+            if any(spaces):
+                text = _one_for_one(text, "".join(" " if w else c for c, w in zip(text.text, spaces)))
+        if chinese and any(_is_cjk(c) for c in text.text):
+            # (Hugging Face's changes: the first space stands for the ideograph, which is inserted)
+            text = text.map_chars(x for c in text.text for x in (((" ", 0), (c, 1), (" ", 1)) if _is_cjk(c) else ((c, 0),)))
+        if strip:
+            text = NFD().align(text)
+            marks = _chars_in(text.text, "nonspacing_mark")
+            if any(marks):
+                text = text.keep(not m for m in marks)
+        return Lowercase().align(text) if lower else text
+
+    def core_steps(self) -> list[tuple[Any, ...]] | None:
+        return [self._step()] if self._own(BertNormalizer) else None
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> BertNormalizer:
+        return cls(get(doc, "clean_text", bool, where), get(doc, "handle_chinese_chars", bool, where),
+                   get(doc, "strip_accents", (bool, type(None)), where, None), get(doc, "lowercase", bool, where))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "BertNormalizer", "clean_text": self.clean_text, "handle_chinese_chars": self.handle_chinese_chars,
+                "strip_accents": self.strip_accents, "lowercase": self.lowercase}
+
+
+# Nmt: the control characters it removes, and the characters it makes a space
+_NMT_REMOVED = frozenset(map(chr, [*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F]))
+_NMT_SPACES = frozenset(map(chr, [0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581,
+                                  0xFEFF, 0xFFFD]))
+
+
+@_register
+class Nmt(Normalizer):
+    """Hugging Face's ``Nmt`` (SentencePiece's ``nmt_nfkc`` cleaning, without the NFKC): removes
+    U+0001-0008, U+000B, U+000E-001F, U+007F, U+008F and U+009F, and makes tab, newline, form
+    feed, carriage return, U+1680, U+200B-200F, U+2028, U+2029, ``▁``, U+FEFF and U+FFFD a
+    space."""
+
+    def normalize(self, text: str) -> str:
+        return _between_surrogates(_program(("nmt",)).normalize, text)
+
+    def align(self, text: Aligned) -> Aligned:
+        if not self._own(Nmt):
+            return super().align(text)
+        if any(c in _NMT_REMOVED for c in text.text):
+            text = text.keep(c not in _NMT_REMOVED for c in text.text)
+        return _one_for_one(text, "".join(" " if c in _NMT_SPACES else c for c in text.text))
+
+    def core_steps(self) -> list[tuple[Any, ...]] | None:
+        return [("nmt",)] if self._own(Nmt) else None
+
+
+@_register
+class ByteLevel(Normalizer):
+    """Hugging Face's ``ByteLevel`` normalizer: each UTF-8 byte of the text as its byte-level
+    character (GPT-2's table, as the ``ByteLevel`` pre-tokenizer maps them, with no split); the
+    characters after a character's first byte are inserted (they share its span)."""
+
+    def normalize(self, text: str) -> str:
+        return _between_surrogates(_program(("byte_level",)).normalize, text)
+
+    def align(self, text: Aligned) -> Aligned:
+        if not self._own(ByteLevel):
+            return super().align(text)
+        if all(c.isascii() and BYTE_TO_CHAR[ord(c)] == c for c in text.text):
+            return text
+
+        def changes(c: str) -> list[tuple[str, int]]:
+            if "\ud800" <= c <= "\udfff":  # (a lone surrogate stays, as normalize keeps it)
+                return [(c, 0)]
+            return [(BYTE_TO_CHAR[b], int(i > 0)) for i, b in enumerate(c.encode("utf-8"))]
+
+        return text.map_chars(x for c in text.text for x in changes(c))
+
+    def core_steps(self) -> list[tuple[Any, ...]] | None:
+        return [("byte_level",)] if self._own(ByteLevel) else None
 
 
 @_register
