@@ -36,9 +36,9 @@ def corpus_lines(english_only: bool = False) -> list[str]:
         pytest.skip(f"{english} not found (set BPEKIT_TEST_DATA)")
     out = english.read_text(encoding="utf-8").splitlines()[:300]
     for name in () if english_only else ("rus", "jpn", "ell", "hin", "ara"):
-        path = DATA / "corpora" / "tatoeba" / f"{name}.txt"
-        if path.is_file():
-            out += path.read_text(encoding="utf-8").splitlines()[:40]
+        path = DATA / "corpora" / "tatoeba" / f"tatoeba.{name}-eng.{name}"
+        assert path.is_file(), f"{path} is missing from the shared data"
+        out += path.read_text(encoding="utf-8").splitlines()[:40]
     return out
 
 
