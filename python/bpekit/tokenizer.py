@@ -55,7 +55,7 @@ from bpekit.pipeline import decoders, pre_tokenizers
 from bpekit.pipeline.added_tokens import AddedToken, AddedVocabulary
 from bpekit.pipeline.base import Pattern
 from bpekit.pipeline.byte_level import to_bytes, to_chars
-from bpekit.pipeline.fast import (MATCHES_ONLY, core_model, core_splitter, encode_texts, isolated_config, metaspace_config,
+from bpekit.pipeline.fast import (MATCHES_ONLY, char_stages, core_model, core_splitter, encode_texts, isolated_config, metaspace_config,
                                   split_config)
 from bpekit.pipeline.models import BPE, CACHE_MAX_WORD
 from bpekit.pipeline.normalizers import core_normalizer
@@ -271,6 +271,8 @@ class Tokenizer:
                 ms := metaspace_config(self.pre_tokenizer, self.added_tokens.rust_matchers is not None)
             ):
                 self._fast = self.model.char_merge(ms)  # Metaspace and the model in one Rust call
+            elif isinstance(self.model, BPE) and self._fast is None and (stages := char_stages(self.pre_tokenizer)):
+                self._fast = self.model.char_merge(None, stages)  # split stages and a character model
             self._pieces: dict[str, list[int]] = {}
             self._push_cache_budget()
         # the pair model cuts added tokens itself (`encode_added`), unless one is single_word

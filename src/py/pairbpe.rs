@@ -454,6 +454,26 @@ impl IsolatedSplit {
         })
     }
 
+    /// The pieces of `text` as `(start, end)` char indices (a stage that keeps only its matches
+    /// leaves the text between them out).
+    fn spans(&self, py: Python<'_>, text: &str) -> PyResult<Vec<(usize, usize)>> {
+        run(py, || {
+            let bytes: Vec<(usize, usize)> = match &self.hand {
+                Some(hand) => {
+                    let mut out = Vec::new();
+                    hand.for_each_piece(text, |s, e| {
+                        out.push((s, e));
+                        Ok(())
+                    })?;
+                    out
+                }
+                None => RegexSplitter::isolate_all(&self.stages, text)?,
+            };
+            let mut chars = crate::offsets::Boundaries::new(text.as_bytes());
+            Ok(bytes.into_iter().map(|(s, e)| (chars.index(s), chars.index(e))).collect())
+        })
+    }
+
     /// How many pieces `split` would return, without making them (for benchmarks).
     fn count(&self, py: Python<'_>, text: &str) -> PyResult<usize> {
         run(py, || {

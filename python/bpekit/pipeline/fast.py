@@ -30,7 +30,20 @@ from bpekit import _core
 from bpekit.patterns import PATTERNS
 from bpekit.pipeline.byte_level import BYTE_TO_CHAR, GPT2_PATTERN
 from bpekit.pipeline.models import BPE
-from bpekit.pipeline.pre_tokenizers import ByteLevel, Digits, Metaspace, PreTokenizer, Punctuation, Sequence, Split
+from bpekit.pipeline.pre_tokenizers import (
+    MATCHES_ONLY,
+    WHITESPACE_SPLIT_STAGE,
+    WHITESPACE_STAGE,
+    ByteLevel,
+    Digits,
+    Metaspace,
+    PreTokenizer,
+    Punctuation,
+    Sequence,
+    Split,
+    Whitespace,
+    WhitespaceSplit,
+)
 from bpekit.pipeline.onig import onig_to_regex, portable
 from bpekit.tokenizer_export import onig_pattern
 
@@ -86,9 +99,6 @@ def _agreed_patterns() -> frozenset[str]:
 ONIG_WORD = r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\u00B2\u00B3\u00B9\u00BC-\u00BE]"
 SPELLED_OUT = {r"\d{1,3}(?=(?:\d{3})*\b)": r"\d{1,3}(?=(?:\d{3})*(?!" + ONIG_WORD + "))"}
 
-# Put before a stage's pattern: a ``Split`` with the ``Removed`` behaviour and ``invert``, which
-# keeps only the matches (CLIP's stage; ``MATCHES_ONLY`` in src/pretokenize/regex_split.rs)
-MATCHES_ONLY = "(?#matches only)"
 
 # Put before the pattern of a stage after ``ByteLevel``: it cuts each piece's byte-level string
 # (``AFTER_BYTE_LEVEL`` in src/pairbpe.rs)
@@ -154,6 +164,28 @@ def _stage_pattern(split: PreTokenizer) -> str | None:
     if split.pattern.text not in _agreed_patterns() and not portable(split.pattern.text):
         return None
     return mark + "(?m)" + onig_to_regex(split.pattern.text)  # Ruby syntax: ^ $ are line anchors
+
+
+def char_stages(pre: PreTokenizer | None) -> list[str] | None:
+    """The Rust stages (``isolated_config``'s patterns) that split as ``pre`` does when it has no
+    ``ByteLevel``, for a model over characters (``BPE.char_merge``): ``Whitespace`` (the Hugging
+    Face quicktour's), ``WhitespaceSplit``, ``BertPreTokenizer`` (``WhitespaceSplit`` then
+    ``Punctuation``), ``Split``, ``Digits``, ``Punctuation``, and ``Sequence``s of them; else
+    ``None``."""
+    if isinstance(pre, Sequence) and type(pre).pre_tokenize is Sequence.pre_tokenize:
+        out: list[str] = []
+        for stage in pre.pretokenizers:
+            patterns = char_stages(stage)
+            if patterns is None:
+                return None
+            out += patterns
+        return out or None
+    if type(pre) is Whitespace:
+        return [WHITESPACE_STAGE]
+    if type(pre) is WhitespaceSplit:
+        return [WHITESPACE_SPLIT_STAGE]
+    pattern = _stage_pattern(pre) if pre is not None else None
+    return None if pattern is None else [pattern]
 
 
 def metaspace_config(pre: PreTokenizer | None, added_in_rust: bool) -> tuple[str, str, bool] | None:

@@ -107,9 +107,11 @@ class BPE(Stage):
         missing from the vocabulary (the error is raised only when an unknown character is met)."""
         return self.char_merge()
 
-    def char_merge(self, metaspace: tuple[str, str, bool] | None = None) -> _core.PairBPE | None:
+    def char_merge(self, metaspace: tuple[str, str, bool] | None = None,
+                   stages: list[str] | None = None) -> _core.PairBPE | None:
         """:attr:`fast_merge`, or with ``metaspace`` (``(replacement, prepend_scheme, split)``)
-        the ``Metaspace`` pre-tokenizer and this model in one Rust call per segment."""
+        the ``Metaspace`` pre-tokenizer and this model in one Rust call per segment; or with
+        ``stages`` (``fast.char_stages``) the split stages and this model."""
         if self.dropout or self.continuing_subword_prefix or self.end_of_word_suffix:
             return None
         unk = None
@@ -122,7 +124,7 @@ class BPE(Stage):
         whole = self.vocab if self.ignore_merges else None
         marker = MARKER if self._cuts_before(MARKER) else None
         chars = (singles, fallback, unk, self.fuse_unk, marker)
-        return _core.PairBPE([], self.merge_ids, None, False, False, whole, [], chars, metaspace)
+        return _core.PairBPE([], self.merge_ids, None, False, False, whole, stages or [], chars, metaspace)
 
     def _cuts_before(self, marker: str) -> bool:
         """Whether a word may be merged in parts cut before each ``marker`` that follows another

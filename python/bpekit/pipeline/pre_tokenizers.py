@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import functools
+
 import regex
 
 from bpekit import _core
@@ -35,6 +37,13 @@ PRE_TOKENIZERS, _register = registry("pre_tokenizer")
 Split_ = tuple[str, bool]
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 _WORDS = regex.compile(r"\w+|[^\w\s]+")
+# Put before a Rust stage's pattern: the stage keeps only its matches, as a ``Split`` with the
+# ``Removed`` behaviour and ``invert`` does (CLIP's; ``MATCHES_ONLY`` in src/pretokenize/regex_split.rs)
+MATCHES_ONLY = "(?#matches only)"
+# The Rust stages of ``Whitespace`` (the ``regex`` crate's ``\w`` and ``\s``, as Hugging Face's
+# own regex) and ``WhitespaceSplit`` (``char::is_whitespace``: Unicode White_Space, as ``\s``)
+WHITESPACE_STAGE = MATCHES_ONLY + r"\w+|[^\w\s]+"
+WHITESPACE_SPLIT_STAGE = MATCHES_ONLY + r"\S+"
 
 
 def split_by(text: str, matches: list[tuple[int, int, bool]], behavior: str) -> list[tuple[int, int]]:
@@ -315,12 +324,27 @@ class Punctuation(PreTokenizer):
         return {"type": "Punctuation", "behavior": self.behavior}
 
 
+@functools.cache
+def _whitespace_stage() -> Any:
+    return _core.IsolatedSplit([WHITESPACE_STAGE])
+
+
+def _words(text: str) -> list[tuple[int, int]]:
+    """The matches of ``\\w+|[^\\w\\s]+`` in ``text``, found in Rust by the ``regex`` crate, whose
+    Unicode tables are the ones Hugging Face's ``Whitespace`` uses (Python's ``regex`` module
+    lacks the letters of Unicode 17: U+088F, U+1ACF...); text with lone surrogates by ``regex``."""
+    try:
+        return _whitespace_stage().spans(text)  # type: ignore[no-any-return]
+    except UnicodeEncodeError:
+        return split_by(text, find_runs(_WORDS, text, invert=True), "Removed")
+
+
 @_register
 class Whitespace(PreTokenizer):
     """Keeps the matches of ``\\w+|[^\\w\\s]+``."""
 
     def pre_tokenize(self, splits: list[Split_]) -> list[Split_]:
-        return _apply(splits, lambda t: split_by(t, find_runs(_WORDS, t, invert=True), "Removed"))
+        return _apply(splits, _words)
 
 
 @_register
