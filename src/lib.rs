@@ -14,6 +14,7 @@ pub mod normalizer;
 pub mod offsets;
 pub mod pairbpe;
 pub mod parallel;
+pub mod precompiled;
 pub mod prefetch;
 pub mod pretokenize;
 pub mod rankfile;

@@ -11,6 +11,7 @@ mod flat;
 mod ints;
 mod offsets;
 mod pairbpe;
+mod precompiled;
 mod scratch;
 mod sentencepiece;
 mod text;
@@ -103,6 +104,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<pairbpe::IsolatedSplit>()?;
     m.add_class::<added::LiteralMatcher>()?;
     m.add_class::<sentencepiece::SentencePieceCore>()?;
+    m.add_class::<precompiled::Precompiled>()?;
     m.add("PAIR_DROP", crate::pairbpe::DROP)?;
     m.add("ADDED_WHITESPACE", added::WHITESPACE)?;
     m.add("DEFAULT_PRETOKEN_CACHE_BYTES", crate::merge::cache::DEFAULT_CAPACITY_BYTES)?;

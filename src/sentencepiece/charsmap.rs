@@ -102,6 +102,61 @@ impl CharsMap {
         Some(Some((false, follow)))
     }
 
+    /// The node every lookup starts from.
+    pub fn root(&self) -> usize {
+        self.root
+    }
+
+    /// One byte of a lookup: from `node` by byte `c`, `Some((next node, the value of the key
+    /// that ends there, if one does))`, or `None` when no key continues with `c`.
+    #[inline]
+    pub fn step(&self, node: usize, c: u8) -> Result<Option<(usize, Option<usize>)>> {
+        let at = node ^ c as usize;
+        let unit = self.unit(at)?;
+        if unit & 0x8000_00FF != c as u32 {
+            return Ok(None);
+        }
+        let next = at ^ offset(unit);
+        let value = if unit & LEAF_BIT != 0 { Some((self.unit(next)? & 0x7FFF_FFFF) as usize) } else { None };
+        Ok(Some((next, value)))
+    }
+
+    /// Checks every node that a lookup by bytes 1..=255 can reach from the root (each node once:
+    /// Darts-clone shares subtrees, and a hostile map may loop): every unit such a lookup reads
+    /// is inside the trie and every key's value is a replacement ([`Self::replacement`]). After
+    /// it, [`Self::step`] and [`Self::replacement`] cannot fail on those lookups. Calls `key`
+    /// with the value and replacement of each key (once per node where one ends).
+    pub fn check_reachable(&self, mut key: impl FnMut(usize, &str)) -> Result<()> {
+        let n = self.units.len();
+        let mut seen = vec![false; n];
+        let mut todo = vec![self.root];
+        while let Some(node) = todo.pop() {
+            // the children of a node lie in its block of 256 units (Darts-clone allocates whole
+            // blocks): a node whose block leaves the trie is refused, not just its bad bytes
+            if node | 0xFF >= n {
+                return Err(Error::Format(format!(
+                    "precompiled_charsmap is corrupt: trie node {node} has children outside its {n} units"
+                )));
+            }
+            for c in 1..=255u8 {
+                if let Some((next, value)) = self.step(node, c)? {
+                    if let Some(value) = value {
+                        key(value, self.replacement(value)?);
+                    }
+                    if next >= n {
+                        return Err(Error::Format(format!(
+                            "precompiled_charsmap is corrupt: trie unit {next} is outside its {n} units"
+                        )));
+                    }
+                    if !std::mem::replace(&mut seen[next], true) {
+                        todo.push(next);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The replacement at pool offset `value`, which must be NUL-terminated UTF-8.
     pub fn replacement(&self, value: usize) -> Result<&str> {
         let end = self.pool.get(value..).and_then(|rest| memchr::memchr(0, rest)).ok_or_else(|| {
