@@ -485,3 +485,4 @@ class Sequence(Normalizer):
 def from_json(doc: Any, where: str = "normalizer") -> Normalizer | None:
     """The normalizer of a ``tokenizer.json`` ``"normalizer"`` value (``None`` for null)."""
     return build("normalizer", NORMALIZERS, doc, where)  # type: ignore[no-any-return]
+from bpekit.pipeline import precompiled as _precompiled  # noqa: E402,F401  (registers Precompiled)
