@@ -17,6 +17,9 @@ off, as benches/speed.py times):
   ``tokenizers``;
 - Falcon's pre-tokenizer (``Punctuation``, ``ByteLevel``, then ``Digits`` and digit groups over
   the byte-level characters) with a BPE trained on the English corpus: the same;
+- the ``tokenizers`` quicktour's layout (``Whitespace``, a BPE over characters with ``[UNK]``)
+  and OpenAI GPT's (``BertNormalizer``, ``BertPreTokenizer``, characters with ``</w>``), trained
+  on the English corpus: the same;
 - a SentencePiece model (``bpe_multi_bytefb_3000``): bpekit ``SentencePieceBPE`` against
   sentencepiece's ``encode(text, return_type="proto")`` (its pieces' ``begin`` / ``end``).
 
@@ -85,12 +88,16 @@ def llama2_passes(metaspace: bool) -> dict[str, Callable[[str], object]]:
 def trained_passes(layout: str) -> dict[str, Callable[[str], object]]:
     """A ``tokenizer.json`` trained in a peer's layout (``harness.hfjson``): ``"clip"`` (a regex
     ``Replace`` and ``Lowercase`` in the normalizer, a split stage that drops whitespace, ``</w>``
-    tokens) or ``"falcon"`` (stages after ``ByteLevel`` that cut the byte-level string); plain
+    tokens), ``"falcon"`` (stages after ``ByteLevel`` that cut the byte-level string),
+    ``"quicktour"`` (``Whitespace`` and a BPE over characters with an unk token, as the
+    ``tokenizers`` quicktour trains) or ``"openai-gpt"`` (``BertNormalizer``,
+    ``BertPreTokenizer``, characters with ``</w>``); plain
     ``encode`` beside the offsets (``tokenizers``' ``encode`` always makes them)."""
     from harness import hfjson
     from tokenizers import Tokenizer as HF
 
-    path = {"clip": hfjson.clip, "falcon": hfjson.falcon}[layout](hfjson.WORK)
+    path = {"clip": hfjson.clip, "falcon": hfjson.falcon, "quicktour": hfjson.quicktour,
+            "openai-gpt": hfjson.openai_gpt}[layout](hfjson.WORK)
     ours, hf = bpekit.Tokenizer.from_file(path), HF.from_file(str(path))
     return {
         "bpekit encode_with_offsets": ours.encode_with_offsets,
@@ -138,6 +145,8 @@ def main() -> None:
     sets += [("gpt-neox", lambda: neox_passes(args.data)),
              ("llama-2 legacy", lambda: llama2_passes(False)), ("llama-2 metaspace", lambda: llama2_passes(True)),
              ("clip layout", lambda: trained_passes("clip")), ("falcon layout", lambda: trained_passes("falcon")),
+             ("quicktour layout", lambda: trained_passes("quicktour")),
+             ("openai-gpt layout", lambda: trained_passes("openai-gpt")),
              ("spm bytefb_3000", lambda: spm_passes(args.data))]
     for label, make in sets:
         if args.only is not None and not any(label.startswith(o) for o in args.only):

@@ -176,6 +176,20 @@ pub struct CharSymbols {
 }
 
 impl CharSymbols {
+    /// The bytes at the start of `text` that one unk token stands for (no byte fallback): its
+    /// first character if that is unknown, and with `fuse_unk` every unknown one after it; 0 if
+    /// the first is known.
+    fn unknown_run(&self, text: &str) -> usize {
+        let mut n = 0;
+        for c in text.chars() {
+            if self.chars.contains_key(&c) || (n > 0 && !self.fuse_unk) {
+                break;
+            }
+            n += c.len_utf8();
+        }
+        n
+    }
+
     /// Whether `c` gives no symbol at all: not a token, not all of its bytes tokens, no unk token.
     fn drops(&self, c: char) -> bool {
         if self.unk.is_some() || self.chars.contains_key(&c) {
@@ -811,10 +825,18 @@ impl PairBpe {
     /// stage drops ([`crate::pretokenize::regex_split::MATCHES_ONLY`]) is in no span, and the
     /// space `piece_prefix` puts before a piece belongs to the piece's first byte. `None` where
     /// the pieces are not the text's own bytes ([`Self::piece_ranges`]), or an id has no length
-    /// or a piece's ids do not add up to it (a dropped byte).
+    /// or a piece's ids do not add up to it (a dropped byte). A model over characters without
+    /// byte fallback gives its unk token (which `length` must not know) the unknown characters
+    /// it stands for ([`CharSymbols::unknown_run`]).
     pub fn encode_byte_spans(&self, text: &str, length: impl Fn(u32) -> Option<usize>) -> Result<Option<IdsAndSpans>> {
         let Some(pieces) = self.piece_ranges(text)? else { return Ok(None) };
         let bytes = text.as_bytes();
+        // a model over characters with an unk token and no byte fallback: the unk token stands
+        // for the unknown character there (or the run of them, fused)
+        let unk = match &self.symbols {
+            Symbols::Chars(c) if c.bytes.is_none() && !self.split.piece_prefix => c.unk.map(|u| (u, c)),
+            _ => None,
+        };
         let (mut ids, mut spans, mut buf) = (Vec::with_capacity(text.len() / 3), Vec::with_capacity(text.len() / 3), Vec::new());
         let spelled = cache::with_bytes(&self.cache, |mut cache| -> Result<bool> {
             for (s, e) in pieces {
@@ -823,7 +845,14 @@ impl PairBpe {
                 let skip = usize::from(self.split.piece_prefix && bytes[s] != b' ');
                 let mut at = 0usize; // in the piece as merged (its prefix space first)
                 for &id in &ids[from..] {
-                    let Some(n) = length(id).filter(|&n| n > 0) else { return Ok(false) };
+                    let n = match (length(id).filter(|&n| n > 0), unk) {
+                        (Some(n), _) => n,
+                        (None, Some((u, chars))) if id == u => chars.unknown_run(text.get(s + at..e).unwrap_or_default()),
+                        _ => return Ok(false),
+                    };
+                    if n == 0 {
+                        return Ok(false);
+                    }
                     spans.push((s + at.saturating_sub(skip), s + (at + n - 1).saturating_sub(skip)));
                     at += n;
                 }
@@ -1437,6 +1466,28 @@ mod tests {
         assert_eq!(spans, vec![(0, 0), (3, 3), (3, 4), (10, 10), (10, 10)]);
         // lengths that do not add up to a piece: no spans
         assert_eq!(m.encode_byte_spans(text, |_| Some(1)).unwrap(), None);
+    }
+
+    /// A model over characters: its unk token spans the unknown character it stands for, or
+    /// with `fuse_unk` the run of them.
+    #[test]
+    fn an_unk_token_spans_its_unknown_characters() {
+        for fuse_unk in [false, true] {
+            let stage = format!("{}\\S+", crate::pretokenize::regex_split::MATCHES_ONLY);
+            let split = Split { splitter: None, isolated: RegexSplitter::all(&[stage]).unwrap(), text_prefix: false, piece_prefix: false, metaspace: None, byte_stages: vec![] };
+            let chars: FxHashMap<char, u32> = [('a', 1), ('b', 2)].into_iter().collect();
+            let symbols = Symbols::Chars(CharSymbols { chars, bytes: None, unk: Some(0), fuse_unk, marker: None });
+            let m = PairBpe::new(symbols, &[(1, 2, 3)], None, split).unwrap();
+            let text = "ab \u{e9}\u{4e2d}a \u{e9}";
+            let (ids, spans) = m.encode_byte_spans(text, |i| Some([0, 1, 1, 2][i as usize])).unwrap().unwrap();
+            if fuse_unk {
+                assert_eq!(ids, vec![3, 0, 1, 0]);
+                assert_eq!(spans, vec![(0, 1), (3, 7), (8, 8), (10, 11)]);
+            } else {
+                assert_eq!(ids, vec![3, 0, 0, 1, 0]);
+                assert_eq!(spans, vec![(0, 1), (3, 4), (5, 7), (8, 8), (10, 11)]);
+            }
+        }
     }
 
     /// Stages after `ByteLevel` cut each piece's byte-level string: `Digits` there takes 0xB2,

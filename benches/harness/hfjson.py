@@ -6,6 +6,7 @@ file with bpekit's exporter (transformers' TikTokenConverter construction; cl100
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from harness.local import WORK, rank_file
 
@@ -160,3 +161,50 @@ def falcon(out_dir: Path, vocab_size: int = 20_000) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, tok.to_str(pretty=True).encode("utf-8"))
     return out
+
+
+def _trained(out: Path, tok: Any, trainer: Any) -> Path:
+    """``tok`` trained by ``tokenizers`` on the English corpus, written to ``out`` (atomically)."""
+    from bpekit.atomicfile import atomic_write
+    from corpora import english
+
+    tok.train_from_iterator(english(), trainer)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(out, tok.to_str(pretty=True).encode("utf-8"))
+    return out
+
+
+def quicktour(out_dir: Path, vocab_size: int = 20_000) -> Path:
+    """A ``tokenizer.json`` as the ``tokenizers`` quicktour trains one (``BPE(unk_token="[UNK]")``
+    over characters, the ``Whitespace`` pre-tokenizer, its five special tokens), on the English
+    corpus. Written to ``out_dir``."""
+    out = Path(out_dir) / f"quicktour-layout-{vocab_size}.tokenizer.json"
+    if out.is_file():
+        return out
+    import tokenizers
+    from tokenizers import pre_tokenizers, trainers
+
+    tok = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
+                                  special_tokens=["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"])
+    return _trained(out, tok, trainer)
+
+
+def openai_gpt(out_dir: Path, vocab_size: int = 20_000) -> Path:
+    """A ``tokenizer.json`` laid out as ``transformers`` converts OpenAI GPT's (``BertNormalizer``
+    lowercasing, ``BertPreTokenizer``, a BPE over characters with an unk token and the ``</w>``
+    suffix, the ``BPEDecoder``), trained on the English corpus. Written to ``out_dir``."""
+    out = Path(out_dir) / f"openai-gpt-layout-{vocab_size}.tokenizer.json"
+    if out.is_file():
+        return out
+    import tokenizers
+    from tokenizers import decoders, normalizers, pre_tokenizers, trainers
+
+    tok = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token="<unk>", end_of_word_suffix="</w>"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.BPEDecoder(suffix="</w>")
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False, end_of_word_suffix="</w>",
+                                  special_tokens=["<unk>"])
+    return _trained(out, tok, trainer)

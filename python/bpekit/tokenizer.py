@@ -727,15 +727,25 @@ class Tokenizer:
             # told from the same characters of the text: those take the Python stages)
             suffix = self.model.end_of_word_suffix or ""
             gaps = isolated is not None and any(p.startswith(MATCHES_ONLY) for p in isolated[0])
-            if not self.model.continuing_subword_prefix and (
+            # a model over characters split by stages (``char_stages``): each token's own UTF-8,
+            # its unk token left to the core (the unknown characters it stands for), its byte
+            # tokens one byte; piece by piece, as the stages may drop text
+            chars = config is None and isolated is None and char_stages(self.pre_tokenizer) is not None
+            unk = self.model.vocab.get(self.model.unk_token) if self.model.unk_token is not None else None
+            if chars and unk is not None and any(self.model.unk_token in m for m in self.model.merges):
+                chars = False  # (an unk token merged into others: their lengths are unknown)
+            if not self.model.continuing_subword_prefix and (chars or
                     (config is not None and not config[2]) or (isolated is not None and not isolated[1])):
                 vocab, added = self.model.vocab, self.added_tokens.by_id
                 size = max(max(vocab.values(), default=-1), max(added, default=-1)) + 1
                 lengths, ends = [0] * size, [(0, 0)] * size
                 for token, i in vocab.items():
                     own = token[:-len(suffix)] if suffix and token.endswith(suffix) else token
-                    data = to_bytes(own)
-                    lengths[i] = len(data) if data is not None else len(own.encode("utf-8"))
+                    data = None if chars else to_bytes(own)
+                    if chars and self.model.byte_fallback and decoders.byte_token(own) is not None:
+                        lengths[i] = 1  # (a byte token stands for one byte of a character)
+                    else:
+                        lengths[i] = len(data) if data is not None else len(own.encode("utf-8", "surrogatepass"))
                     ends[i] = spaces_at_ends(token)
                 # an added token's ids spell its content, unless the model's token of that id
                 # is other bytes (then only the segments' path is exact)
@@ -745,7 +755,9 @@ class Tokenizer:
                     n = len(t.content.encode("utf-8", "surrogatepass"))
                     spelled &= lengths[i] in (0, n)
                     lengths[i] = lengths[i] or n
-                table = (_core.ByteLengths(lengths, ends), config is not None and config[1], spelled, gaps)
+                if chars and unk is not None:
+                    lengths[unk] = 0  # (the model's unk: the core spans the characters it stands for)
+                table = (_core.ByteLengths(lengths, ends), config is not None and config[1], spelled, gaps or chars)
             cached = self.__dict__["_offset_table"] = (self._fast, self.added_tokens, table)
         return cached[2]
 

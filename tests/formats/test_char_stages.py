@@ -44,8 +44,16 @@ def test_character_models_split_in_rust(lines, layout, fuse_unk):
     ours_tok = same(hf, lines)
     assert isinstance(ours_tok._fast, _core.PairBPE), layout
     # unknown characters (the vocabulary was trained on a part of the lines): unk, fused or not
-    texts = [*lines, "ǅǅ ⅯⅯ x ᚠᚡ 𝔘𝔫", "\U0001f600\U0001f600 a"]
+    unknown = ["ǅǅ ⅯⅯ x ᚠᚡ 𝔘𝔫", "\U0001f600\U0001f600 a", "aǅbǅǅc ǅ", "ǅ"]
+    texts = [*lines, *unknown]
     assert ours_tok.encode_batch(texts, False, num_threads=2) == [e.ids for e in hf.encode_batch(texts, False)]
+    # offsets from the Rust model piece by piece, the unk token spanning its unknown characters
+    table = ours_tok._byte_offsets()
+    assert table is not None and table[3]
+    for text in unknown:
+        e = hf.encode(text, add_special_tokens=False)
+        assert ours_tok.encode_with_offsets(text) == (e.ids, e.offsets), text
+        assert ours_tok._fast.encode_offsets(text, table[0]) is not None
 
 
 def test_unknown_stages_and_subclasses_stay_in_python(lines):
