@@ -194,7 +194,7 @@ pub fn pairbpe(data: &[u8]) {
         }
         let unk = (flags & 4 != 0).then_some(UNK);
         initial.extend(unk);
-        Symbols::Chars(CharSymbols { chars: table, bytes, unk, fuse_unk: flags & 8 != 0, marker: None })
+        Symbols::Chars(CharSymbols { chars: table, bytes, unk, fuse_unk: flags & 8 != 0, marker: None, affixes: None })
     } else {
         let mut b = [DROP; 256];
         for v in ALPHABET.iter().flat_map(|a| a.bytes()) {

@@ -249,6 +249,8 @@ pub enum Class {
     BertWhitespace,
     /// A nonspacing mark ([`is_nonspacing_mark`]).
     NonspacingMark,
+    /// `BertNormalizer`'s CJK ideographs ([`is_chinese_char`]).
+    BertChinese,
 }
 
 impl Class {
@@ -259,6 +261,7 @@ impl Class {
             "bert_removed" => Some(Class::BertRemoved),
             "bert_whitespace" => Some(Class::BertWhitespace),
             "nonspacing_mark" => Some(Class::NonspacingMark),
+            "bert_chinese" => Some(Class::BertChinese),
             _ => None,
         }
     }
@@ -271,6 +274,7 @@ impl Class {
             Class::BertRemoved => bert_is_removed(c),
             Class::BertWhitespace => bert_is_whitespace(c),
             Class::NonspacingMark => is_nonspacing_mark(c),
+            Class::BertChinese => is_chinese_char(c),
         }
     }
 }

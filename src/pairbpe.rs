@@ -173,16 +173,44 @@ pub struct CharSymbols {
     /// follows another character, each part cached as a piece. The caller checks the merges'
     /// strings (`bpekit.pipeline.models.BPE.fast_merge`); `None`: the text is one piece.
     pub marker: Option<char>,
+    /// With a subword prefix or an end-of-word suffix (OpenAI GPT's `</w>`): the tokens of each
+    /// character inside a piece, at its end, and as a piece of its own (`chars` holds the first
+    /// character's). Hugging Face's `merge_word` spells a character so by its place.
+    pub affixes: Option<Box<CharAffixes>>,
+}
+
+/// A character's token by its place in a piece, for a model with a subword prefix (inside and
+/// at the end) or an end-of-word suffix (at the end, and alone).
+#[derive(Clone, Debug, Default)]
+pub struct CharAffixes {
+    pub middle: FxHashMap<char, u32>,
+    pub last: FxHashMap<char, u32>,
+    pub only: FxHashMap<char, u32>,
 }
 
 impl CharSymbols {
-    /// The bytes at the start of `text` that one unk token stands for (no byte fallback): its
-    /// first character if that is unknown, and with `fuse_unk` every unknown one after it; 0 if
-    /// the first is known.
-    fn unknown_run(&self, text: &str) -> usize {
+    /// The token of `c` where it stands in a piece (`first`: its first character, `last`: its
+    /// last one), if there is one.
+    #[inline]
+    fn token(&self, c: char, first: bool, last: bool) -> Option<u32> {
+        let table = match (&self.affixes, first, last) {
+            (None, ..) | (Some(_), true, false) => &self.chars,
+            (Some(a), true, true) => &a.only,
+            (Some(a), false, true) => &a.last,
+            (Some(a), false, false) => &a.middle,
+        };
+        table.get(&c).copied()
+    }
+
+    /// The bytes at `piece[at..]` that one unk token stands for (no byte fallback): the
+    /// character there if it has no token, and with `fuse_unk` every one after it that has none;
+    /// 0 if it has one.
+    fn unknown_run(&self, piece: &str, at: usize) -> usize {
         let mut n = 0;
-        for c in text.chars() {
-            if self.chars.contains_key(&c) || (n > 0 && !self.fuse_unk) {
+        let mut chars = piece.get(at..).unwrap_or_default().chars().peekable();
+        while let Some(c) = chars.next() {
+            let last = chars.peek().is_none();
+            if self.token(c, at + n == 0, last).is_some() || (n > 0 && !self.fuse_unk) {
                 break;
             }
             n += c.len_utf8();
@@ -204,8 +232,12 @@ impl CharSymbols {
     /// before the next known character, after byte tokens, as Hugging Face does).
     fn symbols(&self, text: &str, out: &mut Vec<u32>) {
         let mut pending: Option<u32> = None;
-        for c in text.chars() {
-            if let Some(&id) = self.chars.get(&c) {
+        let mut chars = text.chars().peekable();
+        let mut first = true;
+        while let Some(c) = chars.next() {
+            let token = self.token(c, first, chars.peek().is_none());
+            first = false;
+            if let Some(id) = token {
                 if let Some(u) = pending.take() {
                     out.push(u);
                 }
@@ -459,7 +491,8 @@ impl PairBpe {
             None => None,
         };
         let pseudo = match &symbols {
-            Symbols::Chars(c) => PseudoBytes::new(&c.chars).map(Box::new),
+            Symbols::Chars(c) if c.affixes.is_none() => PseudoBytes::new(&c.chars).map(Box::new),
+            Symbols::Chars(_) => None, // (a character's token depends on its place: no stand-in bytes)
             Symbols::Bytes(_) | Symbols::Affixed(_) => None,
         };
         let linear = (matches!(symbols, Symbols::Bytes(_)) || pseudo.is_some()).then(linear::Linear::default);
@@ -476,7 +509,10 @@ impl PairBpe {
         let symbols = match &self.symbols {
             Symbols::Bytes(ids) => ids.iter().copied().filter(|&i| i != DROP).max(),
             Symbols::Affixed(a) => a.ids().max(),
-            Symbols::Chars(c) => c.chars.values().copied().chain(c.bytes.iter().flatten().copied().filter(|&i| i != DROP)).chain(c.unk).max(),
+            Symbols::Chars(c) => {
+                let affixed = c.affixes.iter().flat_map(|a| a.middle.values().chain(a.last.values()).chain(a.only.values()));
+                c.chars.values().chain(affixed).copied().chain(c.bytes.iter().flatten().copied().filter(|&i| i != DROP)).chain(c.unk).max()
+            }
         };
         merged.max(symbols).max(self.whole_max)
     }
@@ -847,7 +883,7 @@ impl PairBpe {
                 for &id in &ids[from..] {
                     let n = match (length(id).filter(|&n| n > 0), unk) {
                         (Some(n), _) => n,
-                        (None, Some((u, chars))) if id == u => chars.unknown_run(text.get(s + at..e).unwrap_or_default()),
+                        (None, Some((u, chars))) if id == u => chars.unknown_run(text.get(s..e).unwrap_or_default(), at),
                         _ => return Ok(false),
                     };
                     if n == 0 {
@@ -869,7 +905,7 @@ impl PairBpe {
     /// never with `ignore_merges`, which looks the whole text up first.
     fn marker(&self) -> Option<(char, &CharSymbols)> {
         match &self.symbols {
-            Symbols::Chars(c) if self.whole.is_none() && !self.split.piece_prefix && !self.split.text_prefix => {
+            Symbols::Chars(c) if self.whole.is_none() && !self.split.piece_prefix && !self.split.text_prefix && c.affixes.is_none() => {
                 c.marker.filter(|m| c.chars.contains_key(m)).map(|m| (m, c))
             }
             _ => None,
@@ -1367,6 +1403,7 @@ mod tests {
             unk: None,
             fuse_unk: false,
             marker: Some('\u{2581}'),
+            affixes: None,
         };
         let parts = |t: &str| marker_parts(t, '\u{2581}', &symbols).map(|(s, e)| t[s..e].to_string()).collect::<Vec<_>>();
         assert_eq!(parts("\u{2581}a\u{2581}\u{2581}b\u{2581}c"), ["\u{2581}a", "\u{2581}\u{2581}b", "\u{2581}c"]);
@@ -1407,6 +1444,7 @@ mod tests {
             unk: Some(3),
             fuse_unk: fuse,
             marker: None,
+            affixes: None,
         };
         let split = || Split { splitter: None, isolated: vec![], text_prefix: false, piece_prefix: false, metaspace: None, byte_stages: vec![] };
         let m = PairBpe::new(Symbols::Chars(chars(true, true)), &[(0, 1, 2)], None, split()).unwrap();
@@ -1476,7 +1514,7 @@ mod tests {
             let stage = format!("{}\\S+", crate::pretokenize::regex_split::MATCHES_ONLY);
             let split = Split { splitter: None, isolated: RegexSplitter::all(&[stage]).unwrap(), text_prefix: false, piece_prefix: false, metaspace: None, byte_stages: vec![] };
             let chars: FxHashMap<char, u32> = [('a', 1), ('b', 2)].into_iter().collect();
-            let symbols = Symbols::Chars(CharSymbols { chars, bytes: None, unk: Some(0), fuse_unk, marker: None });
+            let symbols = Symbols::Chars(CharSymbols { chars, bytes: None, unk: Some(0), fuse_unk, marker: None, affixes: None });
             let m = PairBpe::new(symbols, &[(1, 2, 3)], None, split).unwrap();
             let text = "ab \u{e9}\u{4e2d}a \u{e9}";
             let (ids, spans) = m.encode_byte_spans(text, |i| Some([0, 1, 1, 2][i as usize])).unwrap().unwrap();

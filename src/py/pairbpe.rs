@@ -10,7 +10,7 @@ use super::added::LiteralMatcher;
 use super::calls::{batch_texts, HOLD_GIL_BELOW};
 use super::text::utf8;
 use super::{run, run_held};
-use crate::pairbpe::{byte_level_bytes, merge_ids, Affixed, AFTER_BYTE_LEVEL, CharSymbols, Metaspace, PairBpe, Prepend, Split, Symbols};
+use crate::pairbpe::{byte_level_bytes, merge_ids, Affixed, AFTER_BYTE_LEVEL, CharAffixes, CharSymbols, Metaspace, PairBpe, Prepend, Split, Symbols};
 use std::borrow::Cow;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use crate::normalizer::Program;
@@ -32,6 +32,8 @@ pub fn pair_merge_ids(
 
 /// `(one-character tokens, byte-token ids, unk id, fuse_unk, marker)`: see `PairBPE.new`.
 type CharConfig = (rustc_hash::FxHashMap<String, u32>, Option<Vec<u32>>, Option<u32>, bool, Option<char>);
+/// `{character: id}`, one of a model's tables of characters by their place in a piece.
+type CharIds = rustc_hash::FxHashMap<char, u32>;
 
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct PairBPE {
@@ -54,9 +56,11 @@ impl PairBPE {
     /// or `"never"`); `affixes`: a byte-level model with a subword prefix or end-of-word suffix,
     /// `(middle, last, only)`, each 256 ids as `byte_ids` (which is then the first byte's): a
     /// byte inside a piece (prefix + character), the last of two or more (prefix + character +
-    /// suffix), a piece of one byte (character + suffix).
+    /// suffix), a piece of one byte (character + suffix); `char_affixes`: the same for a model
+    /// over characters, `(middle, last, only)`, each `{character: id}` (`chars`' one-character
+    /// tokens are then the first character's).
     #[new]
-    #[pyo3(signature = (byte_ids, merges, pattern, text_prefix = false, piece_prefix = false, whole = None, isolated = vec![], chars = None, metaspace = None, affixes = None))]
+    #[pyo3(signature = (byte_ids, merges, pattern, text_prefix = false, piece_prefix = false, whole = None, isolated = vec![], chars = None, metaspace = None, affixes = None, char_affixes = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -70,6 +74,7 @@ impl PairBPE {
         chars: Option<CharConfig>,
         metaspace: Option<(char, String, bool)>,
         affixes: Option<(Vec<u32>, Vec<u32>, Vec<u32>)>,
+        char_affixes: Option<(CharIds, CharIds, CharIds)>,
     ) -> PyResult<Self> {
         let metaspace = metaspace
             .map(|(replacement, scheme, split)| {
@@ -88,6 +93,9 @@ impl PairBPE {
             };
             if chars.is_some() && affixes.is_some() {
                 return Err(crate::Error::Vocab("affixes are for a byte-level model, not one over characters".into()));
+            }
+            if chars.is_none() && char_affixes.is_some() {
+                return Err(crate::Error::Vocab("char_affixes are for a model over characters".into()));
             }
             let (symbols, whole) = match chars {
                 None => {
@@ -116,7 +124,9 @@ impl PairBPE {
                     }
                     let bytes = bytes.map(|b| ids256(b, "byte tokens")).transpose()?;
                     let whole = whole.map(|w| w.into_iter().filter(|(t, _)| !t.is_empty()).map(|(t, i)| (t.into_bytes(), i)).collect());
-                    (Symbols::Chars(CharSymbols { chars, bytes, unk, fuse_unk, marker }), whole)
+                    let affixes = char_affixes.map(|(middle, last, only)| Box::new(CharAffixes { middle, last, only }));
+                    let marker = marker.filter(|_| affixes.is_none()); // (cuts would move a char's place)
+                    (Symbols::Chars(CharSymbols { chars, bytes, unk, fuse_unk, marker, affixes }), whole)
                 }
             };
             // stages after ByteLevel cut each piece's byte-level string

@@ -111,7 +111,7 @@ pub fn lowercase<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyStri
 #[pyfunction]
 pub fn class_runs(text: &Bound<'_, PyString>, class: &str) -> PyResult<Vec<(usize, usize, bool)>> {
     let class = crate::hf_unicode::Class::parse(class)
-        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown character class {class:?} (numeric, punctuation, bert_removed, bert_whitespace or nonspacing_mark)")))?;
+        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown character class {class:?} (numeric, punctuation, bert_removed, bert_whitespace, nonspacing_mark or bert_chinese)")))?;
     Ok(crate::hf_unicode::class_runs(text.to_str()?, class))
 }
 

@@ -64,8 +64,48 @@ def test_python_only_models_have_no_rust_merge():
     model = random_char_model(1, 10, True, True, True, False)
     assert BPE(model.vocab, model.merges, dropout=0.1).fast_merge is None
     assert BPE(model.vocab, model.merges, unk_token="<absent>").fast_merge is None
-    assert BPE(model.vocab, [], continuing_subword_prefix="##").fast_merge is None
-    assert BPE(model.vocab, [], end_of_word_suffix="</w>").fast_merge is None
+
+
+def random_affixed_model(seed: int, n_merges: int, prefix: str, suffix: str, unk: bool, fuse: bool) -> BPE:
+    """A model over characters with a subword prefix and/or end-of-word suffix: each character's
+    four forms (alone, inside, at the end, as a word of its own) in the vocabulary at random,
+    and merges of random pairs, the second with the prefix (the merged token drops it, as Hugging
+    Face)."""
+    rng = random.Random(seed)
+    vocab: dict[str, int] = {}
+    for c in CHARS:
+        for form in (c, prefix + c, prefix + c + suffix, c + suffix):
+            if rng.random() < 0.75:
+                vocab.setdefault(form, len(vocab))
+    if unk:
+        vocab["<unk>"] = len(vocab)
+    tokens = [t for t in vocab if t != "<unk>"]
+    merges: list[tuple[str, str]] = []
+    for _ in range(n_merges * 3):
+        if len(merges) == n_merges or not tokens:
+            break
+        a, b = rng.choice(tokens), rng.choice([t for t in tokens if t.startswith(prefix)])
+        merged = a + b[len(prefix):]
+        if (a, b) in merges or len(merged) > 12:
+            continue
+        merges.append((a, b))
+        if merged not in vocab:
+            vocab[merged] = len(vocab)
+            tokens.append(merged)
+    return BPE(vocab, merges, unk_token="<unk>" if unk else None, fuse_unk=fuse,
+               continuing_subword_prefix=prefix or None, end_of_word_suffix=suffix or None)
+
+
+@settings(deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 40), affixes=st.sampled_from([("##", ""), ("", "</w>"), ("##", "</w>")]),
+       unk=st.booleans(), fuse=st.booleans(), word=st.text(alphabet=st.sampled_from(CHARS + ["x", "#"]), max_size=30))
+def test_rust_merge_of_affixed_characters_equals_python(seed, n, affixes, unk, fuse, word):
+    """A subword prefix or end-of-word suffix (OpenAI GPT's ``</w>``, BERT-style ``##``): each
+    character's first symbol by its place in the word (``CharAffixes`` in src/pairbpe.rs)."""
+    model = random_affixed_model(seed, n, *affixes, unk, fuse)
+    fast = model.fast_merge
+    assert fast is not None
+    assert fast.encode(word) == (model.merge_word(word) if word else [])
 
 
 def test_models_pickle_after_the_rust_merge_is_built():

@@ -95,12 +95,22 @@ def test_rust_stages_split_every_code_point_as_tokenizers(layout):
         assert [p for p, _ in hf.pre_tokenize_str(text)] == stages.split(text), hex(ord(cps[i]))
 
 
-def test_gpt1_layout_suffix_stays_exact(lines):
-    """A ``</w>`` suffix over characters (OpenAI GPT's) has no Rust model yet: the Python merge,
-    with the same ids as ``tokenizers``."""
-    hf = train(models.BPE(unk_token="<unk>", end_of_word_suffix="</w>"), pre_tokenizers.BertPreTokenizer(), lines[:200],
-               normalizer=normalizers.BertNormalizer(), vocab_size=600, end_of_word_suffix="</w>",
-               special_tokens=["<unk>"])
-    hf.decoder = decoders.BPEDecoder(suffix="</w>")
-    same(hf, lines)
+@pytest.mark.parametrize("affixes", [("", "</w>"), ("##", ""), ("##", "</w>")])
+def test_subword_prefix_and_suffix_models(lines, affixes):
+    """OpenAI GPT's layout (``BertNormalizer``, ``BertPreTokenizer``, characters with the
+    ``</w>`` suffix) and BERT-style ``##`` prefixes: the model over characters in Rust, each
+    character's token by its place in the word; offsets from the Rust model with a suffix (its
+    tokens' bytes are theirs without it), through the Python stages with a prefix."""
+    prefix, suffix = affixes
+    options = {k: v for k, v in (("continuing_subword_prefix", prefix), ("end_of_word_suffix", suffix)) if v}
+    hf = train(models.BPE(unk_token="<unk>", **options), pre_tokenizers.BertPreTokenizer(), lines[:200],
+               normalizer=normalizers.BertNormalizer(), vocab_size=600, special_tokens=["<unk>"], **options)
+    hf.decoder = decoders.BPEDecoder(suffix=suffix) if suffix else decoders.WordPiece(prefix=prefix)
+    ours_tok = same(hf, lines)
+    assert isinstance(ours_tok._fast, _core.PairBPE)
+    unknown = ["ǅǅ ⅯⅯ x ᚠᚡ 𝔘𝔫", "aǅbǅǅc ǅ", "ǅ", "x ǅ"]
+    for text in unknown:
+        e = hf.encode(text, add_special_tokens=False)
+        assert ours_tok.encode_with_offsets(text) == (e.ids, e.offsets), text
+    assert (ours_tok._byte_offsets() is not None) == (not prefix)
     assert json.loads(hf.to_str())["pre_tokenizer"] == {"type": "BertPreTokenizer"}

@@ -103,8 +103,8 @@ class BPE(Stage):
     def fast_merge(self) -> _core.PairBPE | None:
         """This model's merge of one word in Rust (``_core.PairBPE`` over characters, with the
         byte fallback and unk rules of ``_symbols``; ``encode(word)`` gives ``tokenize(word)``),
-        or ``None`` where only Python is exact: dropout, a subword prefix or suffix, an unk token
-        missing from the vocabulary (the error is raised only when an unknown character is met)."""
+        or ``None`` where only Python is exact: dropout, an unk token missing from the vocabulary
+        (the error is raised only when an unknown character is met)."""
         return self.char_merge()
 
     def char_merge(self, metaspace: tuple[str, str, bool] | None = None,
@@ -112,7 +112,7 @@ class BPE(Stage):
         """:attr:`fast_merge`, or with ``metaspace`` (``(replacement, prepend_scheme, split)``)
         the ``Metaspace`` pre-tokenizer and this model in one Rust call per segment; or with
         ``stages`` (``fast.char_stages``) the split stages and this model."""
-        if self.dropout or self.continuing_subword_prefix or self.end_of_word_suffix:
+        if self.dropout:
             return None
         unk = None
         if self.unk_token is not None:
@@ -124,7 +124,28 @@ class BPE(Stage):
         whole = self.vocab if self.ignore_merges else None
         marker = MARKER if self._cuts_before(MARKER) else None
         chars = (singles, fallback, unk, self.fuse_unk, marker)
-        return _core.PairBPE([], self.merge_ids, None, False, False, whole, stages or [], chars, metaspace)
+        return _core.PairBPE([], self.merge_ids, None, False, False, whole, stages or [], chars, metaspace,
+                             char_affixes=self._char_affixes())
+
+    def _char_affixes(self) -> tuple[dict[str, int], dict[str, int], dict[str, int]] | None:
+        """With a subword prefix or end-of-word suffix, each character's token inside a word
+        (prefix + character), at its end (prefix + character + suffix) and as a word of its own
+        (character + suffix), as ``merge_word`` spells them (``CharAffixes`` in src/pairbpe.rs)."""
+        prefix, suffix = self.continuing_subword_prefix or "", self.end_of_word_suffix or ""
+        if not prefix and not suffix:
+            return None
+        middle: dict[str, int] = {}
+        last: dict[str, int] = {}
+        only: dict[str, int] = {}
+        p, s = len(prefix), len(suffix)
+        for t, i in self.vocab.items():
+            if len(t) == p + 1 and t.startswith(prefix):
+                middle[t[p]] = i
+            if len(t) == p + 1 + s and t.startswith(prefix) and t.endswith(suffix):
+                last[t[p]] = i
+            if len(t) == 1 + s and t.endswith(suffix):
+                only[t[0]] = i
+        return middle, last, only
 
     def _cuts_before(self, marker: str) -> bool:
         """Whether a word may be merged in parts cut before each ``marker`` that follows another
@@ -189,7 +210,7 @@ class BPE(Stage):
         if self.ignore_merges and not self.dropout and (hit := self.vocab.get(word)) is not None:
             return [hit], [(0, len(word))]
         fast = self.fast_merge
-        if fast is not None and word:
+        if fast is not None and word and not self.continuing_subword_prefix:
             try:  # the Rust merge's ids, each spanning its token's bytes of the word
                 got = fast.encode(word)
                 return got, self._byte_lengths.char_offsets(word, got)
@@ -214,13 +235,16 @@ class BPE(Stage):
 
     @functools.cached_property
     def _byte_lengths(self) -> _core.ByteLengths:
-        """The bytes of the word each id of :attr:`fast_merge` stands for: its token's UTF-8, one
-        byte for a byte-fallback id, none for the unk id (which stands for a run of unknown
-        characters: :meth:`tokenize_spans` then measures it with the Python merge)."""
+        """The bytes of the word each id of :attr:`fast_merge` stands for: its token's UTF-8 (an
+        end-of-word suffix not counted), one byte for a byte-fallback id, none for the unk id
+        (which stands for a run of unknown characters: :meth:`tokenize_spans` then measures it
+        with the Python merge). Ids whose lengths do not add up to the word take that path too."""
         size = max(self.vocab.values(), default=-1) + 1
         lengths = [0] * size
+        suffix = self.end_of_word_suffix or ""
         for token, i in self.vocab.items():
-            lengths[i] = len(token.encode("utf-8", "surrogatepass"))
+            own = token[:-len(suffix)] if suffix and token.endswith(suffix) else token
+            lengths[i] = len(own.encode("utf-8", "surrogatepass"))
         if self.byte_fallback:
             for b in range(256):
                 if (byte_id := self.vocab.get(f"<0x{b:02X}>")) is not None:

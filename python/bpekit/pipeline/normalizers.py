@@ -322,16 +322,6 @@ def _one_for_one(text: Aligned, new: str) -> Aligned:
     return text if new == text.text else Aligned(new, text._spans, text.origin, text.lead)
 
 
-# BertNormalizer's "Chinese characters" (CJK Unified Ideographs, extensions A-E, compatibility)
-_CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
-        (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
-
-
-def _is_cjk(c: str) -> bool:
-    o = ord(c)
-    return any(a <= o <= b for a, b in _CJK)
-
-
 @_register
 class BertNormalizer(Normalizer):
     """Hugging Face's ``BertNormalizer`` (BERT's, and the ``tokenizer.json`` of OpenAI GPT and
@@ -367,9 +357,10 @@ class BertNormalizer(Normalizer):
             spaces = _chars_in(text.text, "bert_whitespace")
             if any(spaces):
                 text = _one_for_one(text, "".join(" " if w else c for c, w in zip(text.text, spaces)))
-        if chinese and any(_is_cjk(c) for c in text.text):
+        cjk = _chars_in(text.text, "bert_chinese") if chinese and not text.text.isascii() else []
+        if any(cjk):  # (the CJK ideographs of Hugging Face's table)
             # (Hugging Face's changes: the first space stands for the ideograph, which is inserted)
-            text = text.map_chars(x for c in text.text for x in (((" ", 0), (c, 1), (" ", 1)) if _is_cjk(c) else ((c, 0),)))
+            text = text.map_chars(x for c, k in zip(text.text, cjk) for x in (((" ", 0), (c, 1), (" ", 1)) if k else ((c, 0),)))
         if strip:
             text = NFD().align(text)
             marks = _chars_in(text.text, "nonspacing_mark")
