@@ -18,7 +18,7 @@
 //! accepts the list (`PairBpe::encode_piece_linear`; a character model's through its stand-in
 //! bytes).
 
-use crate::pairbpe::{Affixed, CharSymbols, BYTE_CHARS, Metaspace, PairBpe, Prepend, Split, Symbols, DROP};
+use crate::pairbpe::{Affixed, CharAffixes, CharSymbols, BYTE_CHARS, Metaspace, PairBpe, Prepend, Split, Symbols, DROP};
 use crate::pretokenize::known::GPT2_TIKTOKEN;
 use crate::pretokenize::{Pretokenizer, RegexSplitter};
 use rustc_hash::FxHashMap;
@@ -71,8 +71,17 @@ const BYTE_STAGE: &str = "[0-9\u{b8}]+";
 fn reference_char_symbols(s: &CharSymbols, piece: &str) -> Vec<u32> {
     let mut out = Vec::new();
     let mut unk: Option<u32> = None; // pending, written before the next known character
-    for c in piece.chars() {
-        if let Some(&id) = s.chars.get(&c) {
+    let n = piece.chars().count();
+    for (i, c) in piece.chars().enumerate() {
+        // with affixes, the character's form by its place: alone, first, last, inside
+        let table = match &s.affixes {
+            None => &s.chars,
+            Some(a) if n == 1 => &a.only,
+            Some(_) if i == 0 => &s.chars,
+            Some(a) if i + 1 == n => &a.last,
+            Some(a) => &a.middle,
+        };
+        if let Some(&id) = table.get(&c) {
             out.extend(unk.take());
             out.push(id);
             continue;
@@ -161,8 +170,8 @@ fn reference_merge(mut ids: Vec<u32>, merges: &FxHashMap<(u32, u32), (u32, u32)>
 
 /// `data[0]`: flags (bit 0 characters, 1 byte fallback, 2 unk, 3 fuse unk, 4 drop some bytes or
 /// characters, 5-6 the split: none / GPT-2 / isolated stages, 7 ignore_merges); `data[1]`:
-/// text prefix and piece prefix (bits 0, 1), Metaspace (2-5), not the first segment (6), a
-/// byte model with affixed forms (7, [`Affixed`]); `data[2]`: the number of merges (each two bytes
+/// text prefix and piece prefix (bits 0, 1), Metaspace (2-5), not the first segment (6),
+/// affixed forms (7: [`Affixed`] for a byte model, [`CharAffixes`] for a character model); `data[2]`: the number of merges (each two bytes
 /// picking its left and right among the ids so far); the rest is the text, over [`ALPHABET`].
 pub fn pairbpe(data: &[u8]) {
     let mut it = data.iter().copied();
@@ -194,7 +203,18 @@ pub fn pairbpe(data: &[u8]) {
         }
         let unk = (flags & 4 != 0).then_some(UNK);
         initial.extend(unk);
-        Symbols::Chars(CharSymbols { chars: table, bytes, unk, fuse_unk: flags & 8 != 0, marker: None, affixes: None })
+        // bit 7 of the prefixes: a subword prefix / end-of-word suffix, each character's form by
+        // its place in the piece (some forms missing: unknown there)
+        let affixes = (prefixes & 128 != 0).then(|| {
+            let form = |base: u32, skip: usize| -> FxHashMap<char, u32> {
+                ALPHABET.iter().enumerate().filter(|&(i, _)| i % 4 != skip).map(|(i, a)| (a.chars().next().expect("a char"), base + i as u32)).collect()
+            };
+            Box::new(CharAffixes { middle: form(AFFIXED, 1), last: form(AFFIXED + 256, 2), only: form(AFFIXED + 512, 3) })
+        });
+        if let Some(a) = &affixes {
+            initial.extend(a.middle.values().chain(a.last.values()).chain(a.only.values()));
+        }
+        Symbols::Chars(CharSymbols { chars: table, bytes, unk, fuse_unk: flags & 8 != 0, marker: None, affixes })
     } else {
         let mut b = [DROP; 256];
         for v in ALPHABET.iter().flat_map(|a| a.bytes()) {
@@ -232,7 +252,7 @@ pub fn pairbpe(data: &[u8]) {
     }
     let mut symbols = symbols;
     if let Symbols::Chars(c) = &mut symbols {
-        c.marker = marker_allowed(&merges).then_some(MARKER);
+        c.marker = (marker_allowed(&merges) && c.affixes.is_none()).then_some(MARKER);
     }
     let text: String = it.map(|b| ALPHABET[b as usize % ALPHABET.len()]).collect();
     let whole: Option<Vec<(Vec<u8>, u32)>> =
@@ -337,7 +357,7 @@ pub fn pairbpe(data: &[u8]) {
             raw_pieces.push((part, merged));
         }
     }
-    let text_prefix = split.text_prefix;
+    let (text_prefix, piece_prefix) = (split.text_prefix, split.piece_prefix);
     let has_byte_stage = byte_stage.is_some();
     let mut split = split;
     split.byte_stages.extend(byte_stage.map(|(stage, _)| stage));
@@ -365,6 +385,39 @@ pub fn pairbpe(data: &[u8]) {
             assert!(spans.iter().all(|&(a, b)| a <= b && b < text.len()), "spans inside {text:?}: {spans:?}");
         } else {
             assert!(drop_some, "no spans for {text:?} though no byte is dropped");
+        }
+    }
+    // a model over characters split by stages: each id spans its characters' bytes, the unk
+    // token the unknown characters it stands for (no byte fallback: else no spans where one is)
+    if chars && split_kind >= 1 && !text_prefix {
+        let mut length: FxHashMap<u32, usize> = FxHashMap::default();
+        for (i, a) in ALPHABET.iter().enumerate() {
+            for base in [0, AFFIXED, AFFIXED + 256, AFFIXED + 512] {
+                length.insert(base + i as u32, a.len());
+            }
+        }
+        length.extend((0..256).map(|b| (BYTE_BASE + b, 1)));
+        for &(a, b, m) in &merges {
+            if let (Some(x), Some(y)) = (length.get(&a).copied(), length.get(&b).copied()) {
+                length.entry(m).or_insert(x + y);
+            }
+        }
+        length.extend([(800, 2), (801, 2), (802, 4)]);
+        if let Some((ids, spans)) = model.encode_byte_spans(&text, |i| length.get(&i).copied()).expect("encode") {
+            assert_eq!(ids, want, "encode_byte_spans of {text:?} (characters)");
+            // (apart: no two ids share a byte, unless a piece's prefix space joins its first byte)
+            assert!(spans.windows(2).all(|w| w[0].1 < w[1].0 || (piece_prefix && w[0] <= w[1])), "spans in order, apart: {spans:?}");
+            assert!(spans.iter().all(|&(a, b)| a <= b && b < text.len()), "spans inside {text:?}: {spans:?}");
+            // (whole characters, but for byte-fallback tokens, which span a byte of one, and a
+            // prefix space, which spans its piece's first byte)
+            let whole_chars = |&(a, b): &(usize, usize)| text.is_char_boundary(a) && text.is_char_boundary(b + 1);
+            assert!(flags & 2 != 0 || piece_prefix || spans.iter().all(whole_chars), "spans of whole characters in {text:?}: {spans:?}");
+        } else {
+            // (characters dropped: some left out, or an affixed form missing with no unk; an unk
+            // token merged into another has no length; byte fallback beside an unk)
+            let dropped = drop_some || (prefixes & 128 != 0 && flags & 4 == 0);
+            let unknown_length = want.iter().any(|&i| length.get(&i).is_none() && i != UNK);
+            assert!(dropped || flags & 2 != 0 || unknown_length || piece_prefix, "no spans for {text:?} (characters; flags {flags:#x}, prefixes {prefixes})");
         }
     }
     for (p, merged) in raw_pieces.iter().filter(|(p, _)| !p.is_empty()) {
