@@ -139,6 +139,7 @@ def python_seeds(data: Path, heads: list[bytes], gguf_limit: int | None = None) 
                 hf_seeds.append(json.dumps(to_hf.tokenizer_json(renamed), ensure_ascii=False).encode())
                 gguf_seeds.append(container.serialize(renamed.to_file()))
     hf_seeds += [llama2_style(metaspace) for metaspace in (False, True)]
+    hf_seeds += [more_stages(data, suffix) for suffix in (False, True)]
     seeds["gguf"], seeds["hf"] = gguf_seeds, hf_seeds
     return seeds
 
@@ -164,6 +165,47 @@ def llama2_style(metaspace: bool) -> bytes:
         "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
                   "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": True, "ignore_merges": False,
                   "vocab": {t: i for i, t in enumerate(tokens)}, "merges": merges},
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False).encode()
+
+
+def more_stages(data: Path, suffix: bool) -> bytes:
+    """A small character BPE with the stages added in session 34: ``BertNormalizer``, ``Nmt``,
+    the ``ByteLevel`` normalizer and ``Precompiled`` (the charsmap of the smallest nmt_nfkc
+    SentencePiece model, if the shared data has one); ``BertPreTokenizer``,
+    ``CharDelimiterSplit``, ``FixedLength``, ``Whitespace``; ``WordPiece`` and ``CTC`` decoders;
+    with ``suffix``, OpenAI GPT's ``</w>`` tokens."""
+    import base64
+
+    sys.path.insert(0, str(ROOT.parent / "python"))
+    from bpekit.formats.sentencepiece.model import SentencePieceModel
+
+    end = "</w>" if suffix else ""
+    tokens = ["<unk>", *"abc.", *(c + end for c in "abc."), "ab", "abc", "ab" + end, "abc" + end]
+    merges = [["a", "b"], ["ab", "c"]] + ([["a", "b" + end], ["ab", "c" + end]] if end else [])
+    normalizers = [{"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "strip_accents": None,
+                    "lowercase": True}, {"type": "Nmt"}]
+    charsmap = None
+    for path in sorted((data / "spm").glob("bpe_multi*.model"), key=lambda p: p.stat().st_size)[:1]:
+        charsmap = SentencePieceModel.load(path).precompiled_charsmap
+    if charsmap:
+        normalizers.append({"type": "Precompiled", "precompiled_charsmap": base64.b64encode(charsmap).decode()})
+    if not suffix:
+        normalizers.append({"type": "ByteLevel"})
+    doc = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+        "normalizer": {"type": "Sequence", "normalizers": normalizers},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "BertPreTokenizer"}, {"type": "CharDelimiterSplit", "delimiter": "c"},
+            {"type": "FixedLength", "length": 4}, {"type": "Whitespace"}]},
+        "post_processor": None,
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "WordPiece", "prefix": "##", "cleanup": True},
+            {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True}]},
+        "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
+                  "end_of_word_suffix": end or None, "fuse_unk": False, "byte_fallback": False,
+                  "ignore_merges": False, "vocab": {t: i for i, t in enumerate(dict.fromkeys(tokens))},
+                  "merges": merges},
     }
     return json.dumps(doc, indent=2, ensure_ascii=False).encode()
 
