@@ -416,7 +416,7 @@ pub fn pairbpe(data: &[u8]) {
             // (characters dropped: some left out, or an affixed form missing with no unk; an unk
             // token merged into another has no length; byte fallback beside an unk)
             let dropped = drop_some || (prefixes & 128 != 0 && flags & 4 == 0);
-            let unknown_length = want.iter().any(|&i| length.get(&i).is_none() && i != UNK);
+            let unknown_length = want.iter().any(|&i| !length.contains_key(&i) && i != UNK);
             assert!(dropped || flags & 2 != 0 || unknown_length || piece_prefix, "no spans for {text:?} (characters; flags {flags:#x}, prefixes {prefixes})");
         }
     }
