@@ -17,8 +17,9 @@
 //!
 //! Speed: most text has no character where a key starts, and then needs no clusters at all. A
 //! scan finds the next position where some key matches (a table for the first byte, the trie for
-//! the rest); only around it is the text cut into clusters, from the last point before it that
-//! no cluster can cross (between two ASCII characters that are not CR LF) to the first after it.
+//! the rest); only around it is the text cut into clusters, from the last cluster boundary before
+//! it where an ASCII character starts (the cutting then goes as from the text's start) to the
+//! first such boundary after it.
 //!
 //! The blob is checked whole when it is read ([`Precompiled::new`]), so normalizing cannot fail:
 //! `tokenizers` itself only refuses a blob too short for its trie or a pool that is not UTF-8,
@@ -29,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::sentencepiece::charsmap::CharsMap;
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use unicode_segmentation::UnicodeSegmentation;
+use unicode_segmentation::{GraphemeCursor, UnicodeSegmentation};
 
 /// What a lookup that starts with a given byte does after that byte.
 #[derive(Clone, Copy, Debug)]
@@ -168,14 +169,15 @@ impl Precompiled {
         let mut pos = 0; // where the scan goes on: 0 or a point no cluster crosses
         while let Some(at) = self.next_key(bytes, pos) {
             let mut start = at;
-            while start > pos && !unbreakable_free(bytes, start) {
+            while start > pos && !(text.is_char_boundary(start) && restart_point(text, start)) {
                 start -= 1;
             }
             let mut end = start;
             for cluster in text[start..].graphemes(true) {
                 self.cluster(&mut out, end, cluster);
                 end += cluster.len();
-                if end > at && (end == bytes.len() || unbreakable_free(bytes, end)) {
+                // (a cluster's end before a plain character is a restart point)
+                if end > at && text[end..].chars().next().map_or(true, plain) {
                     break;
                 }
             }
@@ -203,15 +205,31 @@ impl Precompiled {
     }
 }
 
-/// Whether no cluster crosses byte `at` (`0 < at < len`) whatever comes before: between two
-/// ASCII characters that are not CR LF there is always a boundary (UAX #29: GB3 joins CR LF,
-/// and every other rule that joins two characters has a non-ASCII one on one side), and the
-/// rules that look further back (regional indicator pairs, emoji ZWJ sequences, Indic conjuncts)
-/// never look back over an ASCII character.
+/// Whether the text can be cut into clusters from byte `at` (`0 < at < len`, a character
+/// boundary) on, as from its start: `at` is a cluster boundary before a [`plain`] character.
+/// Between two ASCII characters there is one unless they are CR LF (UAX #29 GB3); elsewhere
+/// `unicode-segmentation` says (there is none after a Prepend character, GB9b, nor before a
+/// Hangul syllable after a leading jamo, GB6, ...).
 #[inline]
-fn unbreakable_free(bytes: &[u8], at: usize) -> bool {
+fn restart_point(text: &str, at: usize) -> bool {
+    let bytes = text.as_bytes();
     let (a, b) = (bytes[at - 1], bytes[at]);
-    a < 0x80 && b < 0x80 && !(a == b'\r' && b == b'\n')
+    if a < 0x80 && b < 0x80 {
+        return !(a == b'\r' && b == b'\n');
+    }
+    text[at..].chars().next().is_some_and(plain) && GraphemeCursor::new(at, text.len(), true).is_boundary(text, 0).unwrap_or(false)
+}
+
+/// A character that no cluster rule looks back over, so that cutting may start before it: the
+/// rules that look back further than one character (GB9c Indic conjuncts, GB11 emoji ZWJ
+/// sequences, GB12 and GB13 regional indicator pairs) go back only over extending characters,
+/// joiners, regional indicators, Extended_Pictographic and Indic consonants. These are of none
+/// of them (Grapheme_Cluster_Break Other or Control, as `tests::plain_characters_are_plain`
+/// checks against the crate): ASCII, Thai consonants, Hiragana and Katakana letters, CJK
+/// ideographs, full-width ASCII forms (the scripts that have no spaces between words).
+#[inline]
+fn plain(c: char) -> bool {
+    matches!(c, '\0'..='\u{7f}' | '\u{e01}'..='\u{e2e}' | '\u{3041}'..='\u{3096}' | '\u{30a1}'..='\u{30fa}' | '\u{4e00}'..='\u{9fff}' | '\u{ff01}'..='\u{ff5e}')
 }
 
 /// The normalized text, built only once something changes.
@@ -382,6 +400,58 @@ mod tests {
         for (text, want) in [("\r\n\u{300}", "\r\nM"), ("ab\u{300}c", "abMc"), ("\u{300}", "M")] {
             assert_eq!(q.normalize(text), want, "{text:?}");
         }
+    }
+
+    /// At a restart point the clusters of the rest are those of the whole text.
+    #[test]
+    fn restart_points_cut_as_the_whole_text() {
+        let texts = [
+            "a\u{600}b \u{600} c\r\nd\u{ac00} e\u{301}f\u{1f1e6}\u{1f1e6}\u{1f1e6}g\u{915}\u{94d}h",
+            "\u{1f468}\u{200d}a\u{200d}\u{1f469} \u{1f1e6}a\u{1f1e6} \u{915}\u{94d}\u{200d}x\u{915} \u{110bd}1\u{d4e}2",
+            "\r\n\r\r\n\n\u{301}\u{200d}\u{903}a\u{903}\u{1100}\u{1161}b\u{11a8}",
+        ];
+        let mut restarts = 0;
+        for text in texts {
+            let whole: Vec<&str> = text.graphemes(true).collect();
+            for at in 1..text.len() {
+                if text.is_char_boundary(at) && restart_point(text, at) {
+                    restarts += 1;
+                    let mut cut: Vec<&str> = text[..at].graphemes(true).collect();
+                    cut.extend(text[at..].graphemes(true));
+                    assert_eq!(cut, whole, "{text:?} at {at}");
+                }
+            }
+        }
+        assert!(restarts >= 20, "{restarts}");
+        // none after a Prepend character, nor between CR and LF, nor before a mark
+        assert!(!restart_point("\u{600}a", 2) && !restart_point("\r\n", 1) && !restart_point("a\u{301}", 1));
+        assert!(restart_point("\u{ac00} ", 3) && restart_point("ab", 1) && restart_point("\u{ac00}\u{4e00}", 3));
+    }
+
+    /// Every [`plain`] character clusters with each kind of neighbour as `a` does (so it is of
+    /// no kind that a rule looks back over), by the crate itself.
+    #[test]
+    fn plain_characters_are_plain() {
+        let neighbours = [
+            "\r", "\n", "\u{1}", "\u{301}", "\u{200d}", "\u{903}", "\u{1f1e6}", "\u{600}", "\u{1100}", "\u{1161}", "\u{11a8}",
+            "\u{ac00}", "\u{ac01}", "\u{a9}", "\u{a9}\u{200d}", "\u{915}", "\u{915}\u{94d}", "\u{94d}", "\u{e33}", "\u{1f1e6}\u{1f1e6}\u{1f1e6}",
+        ];
+        let count = |s: &str| s.graphemes(true).count();
+        let mut n = 0;
+        for c in (0..=0x10FFFF).filter_map(char::from_u32).filter(|&c| plain(c)) {
+            n += 1;
+            // (a control as the control U+0001; CR and LF, which only GB3 joins, as themselves)
+            let like = match c {
+                '\r' | '\n' => c,
+                c if c.is_ascii_control() => '\u{1}',
+                _ => 'a',
+            };
+            for q in neighbours {
+                assert_eq!(count(&format!("{q}{c}")), count(&format!("{q}{like}")), "{q:?} {c:?}");
+                assert_eq!(count(&format!("{c}{q}")), count(&format!("{like}{q}")), "{c:?} {q:?}");
+            }
+        }
+        assert_eq!(n, 128 + 46 + 86 + 90 + 20992 + 94);
     }
 
     #[test]
