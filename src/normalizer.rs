@@ -37,6 +37,8 @@ pub enum Step {
     Nmt,
     /// The `ByteLevel` normalizer: each UTF-8 byte as its byte-level character.
     ByteLevel,
+    /// `Precompiled`: a SentencePiece character map as `tokenizers` applies it.
+    Precompiled(std::sync::Arc<crate::precompiled::Precompiled>),
 }
 
 impl Step {
@@ -68,6 +70,7 @@ impl Step {
             Step::Bert(b) => b.normalize(text),
             Step::Nmt => nmt(text),
             Step::ByteLevel => byte_level(text),
+            Step::Precompiled(p) => p.normalize(text),
         }
     }
 }

@@ -156,7 +156,8 @@ pub fn is_word_char(c: char) -> PyResult<bool> {
 /// `("lowercase",)`, `("strip_accents",)`, `("strip", left, right)`, `("replace", literal,
 /// content)`, `("replace_regex", regex, content)` (`ValueError` for a regex that may match the
 /// empty string or that the `regex` crate does not take), `("prepend", text)`, `("bert", clean_text,
-/// handle_chinese_chars, strip_accents, lowercase)`, `("nmt",)` and `("byte_level",)`.
+/// handle_chinese_chars, strip_accents, lowercase)`, `("nmt",)`, `("byte_level",)` and
+/// `("precompiled", _core.Precompiled(blob))`.
 #[pyclass(frozen, module = "bpekit._core")]
 pub struct Normalizer {
     pub(super) program: Program,
@@ -213,6 +214,7 @@ fn step_arg(t: &Bound<'_, PyTuple>) -> PyResult<Step> {
         ("bert", 5) => Step::Bert(crate::hf_unicode::Bert { clean_text: flag(1)?, chinese: flag(2)?, strip_accents: flag(3)?, lowercase: flag(4)? }),
         ("nmt", 1) => Step::Nmt,
         ("byte_level", 1) => Step::ByteLevel,
+        ("precompiled", 2) => Step::Precompiled(t.get_item(1).map_err(|_| bad())?.cast::<super::precompiled::Precompiled>().map_err(|_| bad())?.get().inner.clone()),
         _ => return Err(bad()),
     };
     Ok(step)

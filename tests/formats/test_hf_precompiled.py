@@ -256,6 +256,28 @@ def test_offsets_through_a_converted_tokenizer():
     assert ours.encode_batch(lines, False, num_threads=2) == [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
 
 
+def test_rust_pipelines_run_it():
+    """``Sequence[Precompiled, Strip, Replace]`` is a program of the Rust normalizer (no Python
+    call per text), which normalizes as the Python stages do; a subclass stays a Python call."""
+    from bpekit import _core
+
+    stage = ours_normalizers.Sequence([
+        Precompiled(nmt_nfkc()), ours_normalizers.Strip(False, True),
+        ours_normalizers.from_json({"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": "\u2581"}),
+    ])  # fmt: skip
+    program = ours_normalizers.core_normalizer(stage)
+    assert isinstance(program, _core.Normalizer) and "Precompiled(240007 bytes)" in repr(program)
+    lines = [line for name, lines in corpus_lines().items() if name.startswith("tatoeba/") for line in lines[:20]]
+    for text in [*EDGE, *GRAPHEMES, *lines]:
+        assert program.normalize(text) == stage.normalize(text), repr(text)
+
+    class Mine(Precompiled):
+        def normalize(self, text: str) -> str:
+            return super().normalize(text).upper()
+
+    assert Mine(nmt_nfkc()).core_steps() is None
+
+
 def test_align_keeps_spans_and_surrogates():
     ours = Precompiled(nmt_nfkc())
     plain = Aligned.of("abc", 7)

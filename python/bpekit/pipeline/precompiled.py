@@ -50,6 +50,9 @@ class Precompiled(Normalizer):
         normalized, changes = self._changes(text.text)
         return text if normalized is text.text else text.map_chars(zip(normalized, changes))
 
+    def core_steps(self) -> list[tuple[Any, ...]] | None:
+        return [("precompiled", self._core)] if self._own(Precompiled) else None
+
     def _changes(self, text: str) -> tuple[str, list[int]]:
         """``_core.Precompiled.changes``; a lone surrogate (a cluster of its own, which no rule
         matches) is kept with change 0, the runs between them normalized one by one."""
