@@ -739,13 +739,14 @@ class Tokenizer:
                 vocab, added = self.model.vocab, self.added_tokens.by_id
                 size = max(max(vocab.values(), default=-1), max(added, default=-1)) + 1
                 lengths, ends = [0] * size, [(0, 0)] * size
+                if chars:  # (each token's own UTF-8, a byte token one byte)
+                    own_lengths = self.model.token_lengths()
+                    lengths[:len(own_lengths)] = own_lengths
                 for token, i in vocab.items():
-                    own = token[:-len(suffix)] if suffix and token.endswith(suffix) else token
-                    data = None if chars else to_bytes(own)
-                    if chars and self.model.byte_fallback and decoders.byte_token(own) is not None:
-                        lengths[i] = 1  # (a byte token stands for one byte of a character)
-                    else:
-                        lengths[i] = len(data) if data is not None else len(own.encode("utf-8", "surrogatepass"))
+                    if not chars:
+                        own = token[:-len(suffix)] if suffix and token.endswith(suffix) else token
+                        data = to_bytes(own)
+                        lengths[i] = len(data) if data is not None else len(own.encode("utf-8"))
                     ends[i] = spaces_at_ends(token)
                 # an added token's ids spell its content, unless the model's token of that id
                 # is other bytes (then only the segments' path is exact)

@@ -95,7 +95,7 @@ class Metaspace(Decoder):
                 "split": self.split}
 
 
-def byte_token(tok: str) -> int | None:
+def _byte_token(tok: str) -> int | None:
     """The byte of a ``<0xHH>`` token (Rust's ``from_str_radix`` also takes ``+H``)."""
     if len(tok) != 6 or not tok.startswith("<0x") or not tok.endswith(">"):
         return None
@@ -122,7 +122,7 @@ class ByteFallback(Decoder):
                 run.clear()
 
         for tok in tokens:
-            b = byte_token(tok)
+            b = _byte_token(tok)
             if b is None:
                 flush()
                 out.append(tok)
@@ -314,7 +314,7 @@ class Sequence(Decoder):
                 for r in replaces:
                     t = r.decode_chain([t])[0]
                 tokens[i] = t
-        byte = [b if fallback and t is not None and (b := byte_token(t)) is not None else -1 for t in tokens]
+        byte = [b if fallback and t is not None and (b := _byte_token(t)) is not None else -1 for t in tokens]
         special = [False] * n
         for i in tokenizer._special_id_set():
             special[i] = True

@@ -235,10 +235,14 @@ class BPE(Stage):
 
     @functools.cached_property
     def _byte_lengths(self) -> _core.ByteLengths:
-        """The bytes of the word each id of :attr:`fast_merge` stands for: its token's UTF-8 (an
-        end-of-word suffix not counted), one byte for a byte-fallback id, none for the unk id
-        (which stands for a run of unknown characters: :meth:`tokenize_spans` then measures it
-        with the Python merge). Ids whose lengths do not add up to the word take that path too."""
+        """:meth:`token_lengths` as the core's table (ids whose lengths do not add up to the word,
+        and the unk id, take the Python merge in :meth:`tokenize_spans`)."""
+        return _core.ByteLengths(self.token_lengths(), [])
+
+    def token_lengths(self) -> list[int]:
+        """The bytes of the word each id of :attr:`fast_merge` stands for, by id: its token's UTF-8
+        (an end-of-word suffix not counted), one byte for a byte-fallback id, none (0) for the unk
+        id, which stands for a run of unknown characters."""
         size = max(self.vocab.values(), default=-1) + 1
         lengths = [0] * size
         suffix = self.end_of_word_suffix or ""
@@ -251,7 +255,7 @@ class BPE(Stage):
                     lengths[byte_id] = 1
         if self.unk_token is not None and (unk_id := self.vocab.get(self.unk_token)) is not None:
             lengths[unk_id] = 0
-        return _core.ByteLengths(lengths, [])
+        return lengths
 
     @functools.cached_property
     def _marker_cuts(self) -> bool:
