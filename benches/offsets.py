@@ -91,13 +91,14 @@ def trained_passes(layout: str) -> dict[str, Callable[[str], object]]:
     tokens), ``"falcon"`` (stages after ``ByteLevel`` that cut the byte-level string),
     ``"quicktour"`` (``Whitespace`` and a BPE over characters with an unk token, as the
     ``tokenizers`` quicktour trains) or ``"openai-gpt"`` (``BertNormalizer``,
-    ``BertPreTokenizer``, characters with ``</w>``); plain
+    ``BertPreTokenizer``, characters with ``</w>``) or ``"spm-converted"`` (a SentencePiece BPE
+    model as ``transformers`` converts it: ``Precompiled``, ``Metaspace``, byte fallback); plain
     ``encode`` beside the offsets (``tokenizers``' ``encode`` always makes them)."""
     from harness import hfjson
     from tokenizers import Tokenizer as HF
 
     path = {"clip": hfjson.clip, "falcon": hfjson.falcon, "quicktour": hfjson.quicktour,
-            "openai-gpt": hfjson.openai_gpt}[layout](hfjson.WORK)
+            "openai-gpt": hfjson.openai_gpt, "spm-converted": hfjson.spm_converted}[layout](hfjson.WORK)
     ours, hf = bpekit.Tokenizer.from_file(path), HF.from_file(str(path))
     return {
         "bpekit encode_with_offsets": ours.encode_with_offsets,
@@ -147,13 +148,14 @@ def main() -> None:
              ("clip layout", lambda: trained_passes("clip")), ("falcon layout", lambda: trained_passes("falcon")),
              ("quicktour layout", lambda: trained_passes("quicktour")),
              ("openai-gpt layout", lambda: trained_passes("openai-gpt")),
+             ("spm-converted layout", lambda: trained_passes("spm-converted")),
              ("spm bytefb_3000", lambda: spm_passes(args.data))]
     for label, make in sets:
         if args.only is not None and not any(label.startswith(o) for o in args.only):
             continue
         passes = make()
         for corpus, docs in corpora.items():
-            if label.startswith("spm") and corpus == "code":
+            if label.startswith("spm bytefb") and corpus == "code":
                 continue  # (a 3,000-piece multilingual model: code says little)
             check(f"{label} {corpus}", passes, docs)
             timed = {k: (lambda run=run: [run(d) for d in docs]) for k, run in passes.items()}

@@ -357,7 +357,7 @@ pub fn pairbpe(data: &[u8]) {
             raw_pieces.push((part, merged));
         }
     }
-    let (text_prefix, piece_prefix) = (split.text_prefix, split.piece_prefix);
+    let (text_prefix, piece_prefix, metaspace) = (split.text_prefix, split.piece_prefix, split.metaspace);
     let has_byte_stage = byte_stage.is_some();
     let mut split = split;
     split.byte_stages.extend(byte_stage.map(|(stage, _)| stage));
@@ -387,9 +387,8 @@ pub fn pairbpe(data: &[u8]) {
             assert!(drop_some, "no spans for {text:?} though no byte is dropped");
         }
     }
-    // a model over characters split by stages: each id spans its characters' bytes, the unk
-    // token the unknown characters it stands for (no byte fallback: else no spans where one is)
-    if chars && split_kind >= 1 && !text_prefix {
+    // a model over characters: each token's UTF-8 length (a byte-fallback token one byte)
+    let char_lengths = || {
         let mut length: FxHashMap<u32, usize> = FxHashMap::default();
         for (i, a) in ALPHABET.iter().enumerate() {
             for base in [0, AFFIXED, AFFIXED + 256, AFFIXED + 512] {
@@ -403,6 +402,43 @@ pub fn pairbpe(data: &[u8]) {
             }
         }
         length.extend([(800, 2), (801, 2), (802, 4)]);
+        length
+    };
+    // a model over characters with `Metaspace`: each id's span in chars of the text, against the
+    // spans the ids spell over the reference's replaced and prefixed text (the prefix spanning
+    // the text's first char, as Hugging Face prepends)
+    if chars && metaspace.is_some() && !text_prefix && !piece_prefix {
+        let length = char_lengths();
+        let spaced: String = pieces.concat();
+        let lead = spaced.chars().count() - text.chars().count();
+        match model.encode_char_spans(&text, first, |i| length.get(&i).copied()).expect("encode") {
+            Some((ids, spans)) => {
+                assert_eq!(ids, want, "encode_char_spans of {text:?} (Metaspace)");
+                let n = text.chars().count();
+                assert!(spans.iter().all(|&(a, b)| a < b && b <= n), "spans inside {text:?}: {spans:?}");
+                if want.iter().all(|i| length.contains_key(i)) {
+                    // (the char of byte `b`: a byte-fallback token spans the char its byte is in)
+                    let char_of = |b: usize| spaced.as_bytes()[..=b].iter().filter(|&&x| x & 0xC0 != 0x80).count() - 1;
+                    let (mut at, mut expect) = (0, Vec::new());
+                    for i in &want {
+                        let (a, b) = (char_of(at), char_of(at + length[i] - 1) + 1);
+                        expect.push((a.saturating_sub(lead), b.saturating_sub(lead).max(1)));
+                        at += length[i];
+                    }
+                    assert_eq!(at, spaced.len(), "the ids spell {spaced:?}");
+                    assert_eq!(spans, expect, "the spans of {text:?} (Metaspace, lead {lead})");
+                }
+            }
+            None => {
+                let unknown_length = want.iter().any(|&i| !length.contains_key(&i) && i != UNK);
+                assert!(drop_some || flags & 2 != 0 || unknown_length, "no spans for {text:?} (Metaspace; flags {flags:#x})");
+            }
+        }
+    }
+    // a model over characters split by stages: each id spans its characters' bytes, the unk
+    // token the unknown characters it stands for (no byte fallback: else no spans where one is)
+    if chars && split_kind >= 1 && !text_prefix {
+        let length = char_lengths();
         if let Some((ids, spans)) = model.encode_byte_spans(&text, |i| length.get(&i).copied()).expect("encode") {
             assert_eq!(ids, want, "encode_byte_spans of {text:?} (characters)");
             // (apart: no two ids share a byte, unless a piece's prefix space joins its first byte)

@@ -85,6 +85,11 @@ pub fn strip_marks(text: &str) -> Cow<'_, str> {
     Cow::Owned(text.chars().filter(|&c| !is_combining_mark(c)).collect())
 }
 
+/// A combining mark (Mn, Mc, Me) of those tables: what [`strip_marks`] removes.
+pub fn is_mark(c: char) -> bool {
+    is_combining_mark(c)
+}
+
 /// `text` lowercased one character at a time by Rust's `char::to_lowercase` (no final-sigma
 /// rule), as Hugging Face's `Lowercase` does; borrowed where nothing changes.
 pub fn lowercase(text: &str) -> Cow<'_, str> {

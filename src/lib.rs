@@ -4,6 +4,7 @@
 //! piece into token ids, [`special`] finds special tokens, [`core`] composes them into an encoder
 //! and decoder, and [`parallel`] runs batches on a thread pool. Everything PyO3 lives in `py/`.
 
+pub mod aligned;
 pub mod alloc;
 pub mod core;
 pub mod error;

@@ -840,19 +840,62 @@ impl PairBpe {
     /// its pieces are the text's own bytes: a splitter or split stages, with no space put before
     /// the whole text and no `Metaspace`; else `None`.
     fn piece_ranges(&self, text: &str) -> Result<Option<Vec<(usize, usize)>>> {
-        if self.split.metaspace.is_some() || self.split.text_prefix || !self.split.byte_stages.is_empty() {
+        if self.split.metaspace.is_some() {
+            return Ok(None);
+        }
+        self.cut_pieces(text)
+    }
+
+    /// The pieces of `text` (a `Metaspace` model's: the text with its spaces replaced and its
+    /// prefix put before it) as [`Self::encode_segment`] cuts it after those, as byte ranges in
+    /// order; `None` with a space put before the whole text, stages over byte-level characters,
+    /// or neither a splitter nor `Metaspace`.
+    fn cut_pieces(&self, text: &str) -> Result<Option<Vec<(usize, usize)>>> {
+        if self.split.text_prefix || !self.split.byte_stages.is_empty() {
             return Ok(None);
         }
         if !self.split.isolated.is_empty() {
             return RegexSplitter::isolate_all(&self.split.isolated, text).map(Some);
         }
-        let Some(splitter) = &self.split.splitter else { return Ok(None) };
         let mut pieces = Vec::new();
-        splitter.for_each_piece(text, |s, e| {
-            pieces.push((s, e));
-            Ok(())
-        })?;
+        match (&self.split.splitter, self.split.metaspace, self.marker()) {
+            (Some(splitter), _, _) => splitter.for_each_piece(text, |s, e| {
+                pieces.push((s, e));
+                Ok(())
+            })?,
+            (None, None, _) => return Ok(None),
+            (None, Some(_), _) if text.is_empty() => {}
+            (None, Some(m), _) if m.split => pieces.extend(each_before(text, m.replacement)),
+            (None, Some(_), Some((marker, symbols))) => pieces.extend(marker_parts(text, marker, symbols)),
+            (None, Some(_), None) => pieces.push((0, text.len())),
+        }
         Ok(Some(pieces))
+    }
+
+    /// [`Self::encode_byte_spans`] with each id's span in chars of `text`, `(first char, last
+    /// char + 1)`; `first`: the segment starts the input (`Metaspace`'s `First` scheme). A
+    /// `Metaspace` model cuts its pieces from the text with its spaces replaced (each
+    /// replacement stands for its space) and its replacement prepended, which, as Hugging Face
+    /// prepends, spans the text's first char.
+    pub fn encode_char_spans(&self, text: &str, first: bool, length: impl Fn(u32) -> Option<usize>) -> Result<Option<IdsAndSpans>> {
+        let Some(m) = &self.split.metaspace else {
+            let Some((ids, bytes)) = self.encode_byte_spans(text, length)? else { return Ok(None) };
+            let mut index = crate::offsets::Boundaries::new(text.as_bytes());
+            return Ok(Some((ids, bytes.into_iter().map(|(f, l)| (index.containing(f), index.containing(l) + 1)).collect())));
+        };
+        if text.is_empty() {
+            return Ok(Some((Vec::new(), Vec::new()))); // nothing to prepend to, as in Hugging Face
+        }
+        let spaced = m.apply(text, first);
+        let lead = spaced.chars().count() - text.chars().count();
+        let Some(pieces) = self.cut_pieces(&spaced)? else { return Ok(None) };
+        let Some((ids, bytes)) = self.spans_of_pieces(&spaced, pieces, length)? else { return Ok(None) };
+        let mut index = crate::offsets::Boundaries::new(spaced.as_bytes());
+        let spans = bytes.into_iter().map(|(f, l)| {
+            let (a, b) = (index.containing(f), index.containing(l) + 1);
+            (a.saturating_sub(lead), b.saturating_sub(lead).max(1))
+        });
+        Ok(Some((ids, spans.collect())))
     }
 
     /// [`Self::encode_segment`] of `text` (`first`) and, for each id, the first and last byte of
@@ -866,6 +909,11 @@ impl PairBpe {
     /// it stands for ([`CharSymbols::unknown_run`]).
     pub fn encode_byte_spans(&self, text: &str, length: impl Fn(u32) -> Option<usize>) -> Result<Option<IdsAndSpans>> {
         let Some(pieces) = self.piece_ranges(text)? else { return Ok(None) };
+        self.spans_of_pieces(text, pieces, length)
+    }
+
+    /// The ids of `pieces` of `text` and each id's first and last byte ([`Self::encode_byte_spans`]).
+    fn spans_of_pieces(&self, text: &str, pieces: Vec<(usize, usize)>, length: impl Fn(u32) -> Option<usize>) -> Result<Option<IdsAndSpans>> {
         let bytes = text.as_bytes();
         // a model over characters with an unk token and no byte fallback: the unk token stands
         // for the unknown character there (or the run of them, fused)
@@ -1430,6 +1478,35 @@ mod tests {
         assert_eq!(m(Prepend::Never).apply(" a", true), "\u{2581}a");
         assert_eq!(m(Prepend::Always).apply(" a", true), "\u{2581}a");
         assert_eq!(m(Prepend::Always).apply("\u{2581}a", true), "\u{2581}a");
+    }
+
+    /// A `Metaspace` model's char spans: each replacement spans its space, the prefix the
+    /// text's first char, a byte-fallback token the char its byte is in.
+    #[test]
+    fn metaspace_char_spans() {
+        let mut bytes = [DROP; 256];
+        bytes[0xC3] = 4;
+        bytes[0xA9] = 5;
+        let chars = CharSymbols {
+            chars: [('a', 0), ('b', 1), ('\u{2581}', 6)].into_iter().collect(),
+            bytes: Some(bytes),
+            unk: Some(3),
+            fuse_unk: true,
+            marker: None,
+            affixes: None,
+        };
+        let metaspace = Some(Metaspace { replacement: '\u{2581}', prepend: Prepend::First, split: true });
+        let split = Split { splitter: None, isolated: vec![], text_prefix: false, piece_prefix: false, metaspace, byte_stages: vec![] };
+        let m = PairBpe::new(Symbols::Chars(chars), &[(0, 1, 2), (6, 2, 7)], None, split).unwrap();
+        let length = |i: u32| [1, 1, 2, 0, 1, 1, 3, 5].get(i as usize).copied().filter(|&n| n > 0);
+        let (ids, spans) = m.encode_char_spans("ab \u{e9} ab", true, length).unwrap().unwrap();
+        assert_eq!(ids, vec![7, 6, 4, 5, 7]);
+        assert_eq!(spans, vec![(0, 2), (2, 3), (3, 4), (3, 4), (4, 7)]);
+        // not the first segment: no prefix, so the spans are the text's own
+        let (ids, spans) = m.encode_char_spans("ab ab", false, length).unwrap().unwrap();
+        assert_eq!((ids, spans), (vec![2, 7], vec![(0, 2), (2, 5)]));
+        assert_eq!(m.encode_char_spans("", true, length).unwrap(), Some((vec![], vec![])));
+        assert_eq!(m.encode_byte_spans("ab", length).unwrap(), None); // (the bytes of a Metaspace model's pieces are not the text's)
     }
 
     #[test]

@@ -208,3 +208,31 @@ def openai_gpt(out_dir: Path, vocab_size: int = 20_000) -> Path:
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False, end_of_word_suffix="</w>",
                                   special_tokens=["<unk>"])
     return _trained(out, tok, trainer)
+
+
+def spm_converted(out_dir: Path, vocab_size: int = 8_000) -> Path:
+    """A ``tokenizer.json`` laid out as ``transformers``' ``SpmConverter`` converts a SentencePiece
+    BPE model (the shared model's ``nmt_nfkc`` charsmap as a ``Precompiled`` normalizer, ``Strip``
+    right, runs of spaces to ``▁``; ``Metaspace``; characters with byte fallback), trained on the
+    English corpus and the multilingual sample. Written to ``out_dir``."""
+    out = Path(out_dir) / f"spm-converted-layout-{vocab_size}.tokenizer.json"
+    if out.is_file():
+        return out
+    import tokenizers
+    from bpekit.atomicfile import atomic_write
+    from bpekit.formats.sentencepiece.model import SentencePieceModel
+    from corpora import DATA, english, multilingual
+    from tokenizers import Regex, decoders, normalizers, pre_tokenizers, trainers
+
+    blob = SentencePieceModel.load(DATA / "spm" / "bpe_multi_bytefb_3000.model").precompiled_charsmap
+    tok = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+    tok.normalizer = normalizers.Sequence([normalizers.Precompiled(blob), normalizers.Strip(left=False, right=True),
+                                           normalizers.Replace(Regex(" {2,}"), "\u2581")])
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
+    tok.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
+    specials = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False, special_tokens=specials, limit_alphabet=1000)
+    tok.train_from_iterator(english() + multilingual()[::2], trainer)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(out, tok.to_str(pretty=True).encode("utf-8"))
+    return out

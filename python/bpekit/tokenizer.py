@@ -58,7 +58,7 @@ from bpekit.pipeline.byte_level import to_bytes, to_chars
 from bpekit.pipeline.fast import (MATCHES_ONLY, char_stages, core_model, core_splitter, encode_texts, isolated_config, metaspace_config,
                                   split_config)
 from bpekit.pipeline.models import BPE, CACHE_MAX_WORD
-from bpekit.pipeline.normalizers import core_normalizer
+from bpekit.pipeline.normalizers import aligner, core_normalizer
 from bpekit.pipeline.processors import affixes, spaces_at_ends
 from bpekit.pipeline.rank_model import RankBPE, SentencePieceStage
 from bpekit.specials import check_list, check_map
@@ -657,7 +657,13 @@ class Tokenizer:
         if whole is not None:  # (every id from one Rust call, every span from one table)
             ids, offsets = whole[0], aligned.map(whole[1]) if aligned.text is not text else whole[1]
         matched: list[tuple[int, str]] = []  # (index, text) of added tokens that took whitespace
-        for part, tid, first in self.added_tokens.split_aligned(aligned, self.normalizer) if whole is None else ():
+        program = self._normalize[0] if isinstance(self._normalize[0], _core.Normalizer) else None
+        # a Rust program aligns a text in one call (``aligner``); with a model over characters split
+        # in Rust, whose segments no normalized added token cuts, the model's call normalizes each
+        # segment itself and maps the spans back (``PairBPE.encode_offsets``)
+        align = aligner(self.normalizer, program)
+        fused = program is not None and fast is not None and fast[3] and not self.added_tokens.cuts_normalized
+        for part, tid, first in self.added_tokens.split_aligned(aligned, None if fused else align) if whole is None else ():
             if tid is not None:  # (the span of the match, with the whitespace lstrip/rstrip took)
                 if part.text != self.added_tokens.by_id[tid].content:
                     matched.append((len(ids), part.text))  # (trimmed by what it matched, as HF)
@@ -668,10 +674,12 @@ class Tokenizer:
                 skip = int(fast[1] and bool(part.text) and not part.text.startswith(" "))  # (the prefix space)
                 ids += got
                 offsets += part.map(fast[0].char_offsets(part.text, got, skip))
-            elif fast is not None and (found := self._fast.encode_offsets(part.text, fast[0])) is not None:
+            elif fast is not None and (found := self._fast.encode_offsets(part.text, fast[0], first,
+                                                                          program if fused else None)) is not None:
                 ids += found[0]  # (each piece's ids spell its bytes: CLIP's stage drops spaces)
                 offsets += part.map(found[1])
             else:
+                part = align.align(part) if fused else part
                 pieces = self.pre_tokenizer.pre_tokenize_aligned([(part, first)]) if self.pre_tokenizer else [(part, first)]
                 for piece, _ in pieces:
                     got, piece_spans = model.tokenize_spans(piece.text)
@@ -727,10 +735,11 @@ class Tokenizer:
             # told from the same characters of the text: those take the Python stages)
             suffix = self.model.end_of_word_suffix or ""
             gaps = isolated is not None and any(p.startswith(MATCHES_ONLY) for p in isolated[0])
-            # a model over characters split by stages (``char_stages``): each token's own UTF-8,
+            # a model over characters split by stages (``char_stages``) or by ``Metaspace``: each token's own UTF-8,
             # its unk token left to the core (the unknown characters it stands for), its byte
             # tokens one byte; piece by piece, as the stages may drop text
-            chars = config is None and isolated is None and char_stages(self.pre_tokenizer) is not None
+            chars = config is None and isolated is None and (char_stages(self.pre_tokenizer) is not None
+                                                             or type(self.pre_tokenizer) is pre_tokenizers.Metaspace)
             unk = self.model.vocab.get(self.model.unk_token) if self.model.unk_token is not None else None
             if chars and unk is not None and any(self.model.unk_token in m for m in self.model.merges):
                 chars = False  # (an unk token merged into others: their lengths are unknown)

@@ -153,22 +153,29 @@ impl PairBPE {
 
     /// `encode(text)` and each id's span of `text` in chars, from the pieces the model cuts and
     /// the byte length of each id (`lengths`, whose lengths leave out a subword prefix or
-    /// end-of-word suffix): text a split stage drops is in no span. `None` where the pieces are
-    /// not the text's own bytes (a space before the whole text, `Metaspace`, no splitter) or the
-    /// lengths do not add up (`PairBpe::encode_byte_spans`).
+    /// end-of-word suffix): text a split stage drops is in no span; `first`: the text starts the
+    /// input (a `Metaspace` model's `First` scheme). With `normalizer` (a `Normalizer` program),
+    /// `text` is normalized first and each span mapped back through it (`crate::aligned`).
+    /// `None` where the pieces are not the text's own bytes (a space before the whole text, no
+    /// splitter and no `Metaspace`) or the lengths do not add up (`PairBpe::encode_char_spans`).
     #[allow(clippy::type_complexity)]
+    #[pyo3(signature = (text, lengths, first = true, normalizer = None))]
     fn encode_offsets<'py>(
         &self,
         py: Python<'py>,
         text: &str,
         lengths: &Bound<'py, ByteLengths>,
+        first: bool,
+        normalizer: Option<PyRef<'py, super::text::Normalizer>>,
     ) -> PyResult<Option<(Bound<'py, PyList>, crate::offsets::Spans)>> {
         let table = lengths.get();
+        let program = normalizer.as_ref().map(|n| &n.program);
         let got = run(py, || {
-            let Some((ids, bytes)) = self.model.encode_byte_spans(text, |i| table.length(i))? else { return Ok(None) };
-            let mut index = crate::offsets::Boundaries::new(text.as_bytes());
-            let spans = bytes.into_iter().map(|(first, last)| (index.containing(first), index.containing(last) + 1)).collect();
-            Ok(Some((ids, spans)))
+            let Some(done) = program.and_then(|p| p.align(&crate::aligned::Aligned::of(text))) else {
+                return self.model.encode_char_spans(text, first, |i| table.length(i));
+            };
+            let Some((ids, spans)) = self.model.encode_char_spans(&done.text, first, |i| table.length(i))? else { return Ok(None) };
+            Ok(Some((ids, spans.into_iter().map(|(a, b)| done.input_span(a, b)).collect())))
         })?;
         got.map(|(ids, spans)| Ok((self.ints.list(py, &ids)?, spans))).transpose()
     }

@@ -177,6 +177,32 @@ impl Normalizer {
         Ok(same_or_new(text, self.program.apply(text.to_str()?)))
     }
 
+    /// `Normalizer.align` of the steps in Rust (`crate::aligned`): `text` after every step, the
+    /// input span of each of its chars and the empty span at its start (`Aligned.origin`), or
+    /// `None` where no step changes it. The text's own
+    /// spans are `spans` (one per char), or with none those of a text whose first `lead` chars
+    /// (a prefix) span the input char at `origin` and whose others are the input's chars from
+    /// `origin` on (`bpekit.pipeline.aligned.Aligned`). A text with lone surrogates raises
+    /// `UnicodeEncodeError`, spans of another length `ValueError`.
+    #[pyo3(signature = (text, spans, origin = 0, lead = 0))]
+    fn align(&self, py: Python<'_>, text: &str, spans: Option<Vec<(usize, usize)>>, origin: usize, lead: usize) -> PyResult<Option<(String, crate::offsets::Spans, usize)>> {
+        let work = || {
+            let n = text.chars().count();
+            let spans = match spans {
+                Some(s) if s.len() != n => return Err(PyValueError::new_err(format!("align: {} spans for {n} chars", s.len()))),
+                Some(s) => s,
+                None => (0..n).map(|i| (origin + i.saturating_sub(lead), origin + (i + 1).saturating_sub(lead).max(1))).collect(),
+            };
+            let done = self.program.align(&crate::aligned::Aligned::new(text.to_owned(), spans, origin));
+            Ok(done.map(|a| (a.text, a.spans, a.origin)))
+        };
+        if text.len() < HOLD_GIL_BELOW {
+            work()
+        } else {
+            py.detach(work)
+        }
+    }
+
     /// The char ranges of `text` that a program of one regex `Replace` replaces, in order (for
     /// `Aligned.replace`); `ValueError` for any other program.
     fn replace_matches(&self, py: Python<'_>, text: &str) -> PyResult<Vec<(usize, usize)>> {

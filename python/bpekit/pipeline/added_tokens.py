@@ -133,6 +133,12 @@ class AddedVocabulary:
         return frozenset(t.id for t in self.tokens if t.special)
 
     @property
+    def cuts_normalized(self) -> bool:
+        """Whether a token is matched in normalized text (``normalized``): the text between raw
+        tokens is then normalized before the model's segments are known."""
+        return self._norm is not None
+
+    @property
     def rust_matchers(self) -> tuple[Any, Any] | None:
         """The raw and normalized passes' Rust matchers (``None`` for a pass with no tokens),
         for ``PairBPE.encode_added`` and ``encode_added_batch``; ``None`` if a token is
