@@ -837,8 +837,8 @@ impl PairBpe {
     }
 
     /// The pieces of `text` as [`Self::encode_segment`] cuts it, as byte ranges in order, where
-    /// its pieces are the text's own bytes: a splitter or split stages, with no space put before
-    /// the whole text and no `Metaspace`; else `None`.
+    /// its pieces are the text's own bytes: no space put before the whole text and no
+    /// `Metaspace`; else `None`.
     fn piece_ranges(&self, text: &str) -> Result<Option<Vec<(usize, usize)>>> {
         if self.split.metaspace.is_some() {
             return Ok(None);
@@ -848,8 +848,9 @@ impl PairBpe {
 
     /// The pieces of `text` (a `Metaspace` model's: the text with its spaces replaced and its
     /// prefix put before it) as [`Self::encode_segment`] cuts it after those, as byte ranges in
-    /// order; `None` with a space put before the whole text, stages over byte-level characters,
-    /// or neither a splitter nor `Metaspace`.
+    /// order (no splitter: the whole text, or its parts before each `▁` where the merges allow,
+    /// as [`Self::marker`] says); `None` with a space put before the whole text or stages over
+    /// byte-level characters.
     fn cut_pieces(&self, text: &str) -> Result<Option<Vec<(usize, usize)>>> {
         if self.split.text_prefix || !self.split.byte_stages.is_empty() {
             return Ok(None);
@@ -858,16 +859,15 @@ impl PairBpe {
             return RegexSplitter::isolate_all(&self.split.isolated, text).map(Some);
         }
         let mut pieces = Vec::new();
-        match (&self.split.splitter, self.split.metaspace, self.marker()) {
+        match (&self.split.splitter, self.split.metaspace.filter(|m| m.split), self.marker()) {
             (Some(splitter), _, _) => splitter.for_each_piece(text, |s, e| {
                 pieces.push((s, e));
                 Ok(())
             })?,
-            (None, None, _) => return Ok(None),
-            (None, Some(_), _) if text.is_empty() => {}
-            (None, Some(m), _) if m.split => pieces.extend(each_before(text, m.replacement)),
-            (None, Some(_), Some((marker, symbols))) => pieces.extend(marker_parts(text, marker, symbols)),
-            (None, Some(_), None) => pieces.push((0, text.len())),
+            (None, _, _) if text.is_empty() => {}
+            (None, Some(m), _) => pieces.extend(each_before(text, m.replacement)),
+            (None, None, Some((marker, symbols))) => pieces.extend(marker_parts(text, marker, symbols)),
+            (None, None, None) => pieces.push((0, text.len())),
         }
         Ok(Some(pieces))
     }

@@ -717,13 +717,12 @@ class Tokenizer:
             return None
 
     def _byte_offsets(self) -> tuple[Any, bool, bool, bool] | None:
-        """For a byte-level pipeline whose pre-tokenizer and model run in Rust (``_fast``), the byte
-        length of each model id (``_core.ByteLengths``, made once per model), whether a prefix
-        space goes before each segment, whether added tokens' ids spell them, and whether the
-        spans must come piece by piece (``PairBPE.encode_offsets``: a split stage drops text, as
-        CLIP's drops whitespace); ``None`` where offsets take the Python
-        stages (a prefix space before every piece, dropout, a character-level model, a subword
-        prefix)."""
+        """For a pipeline whose pre-tokenizer and model run in Rust (``_fast``), the byte length of
+        each model id (``_core.ByteLengths``, made once per model), whether a prefix space goes
+        before each segment, whether added tokens' ids spell them, and whether the spans must
+        come piece by piece (``PairBPE.encode_offsets``: a split stage drops text, as CLIP's
+        drops whitespace, or a model over characters); ``None`` where offsets take the Python
+        stages (a prefix space before every piece, dropout, a subword prefix)."""
         if not isinstance(self._fast, _core.PairBPE):
             return None
         cached = self.__dict__.get("_offset_table")
@@ -735,11 +734,13 @@ class Tokenizer:
             # told from the same characters of the text: those take the Python stages)
             suffix = self.model.end_of_word_suffix or ""
             gaps = isolated is not None and any(p.startswith(MATCHES_ONLY) for p in isolated[0])
-            # a model over characters split by stages (``char_stages``) or by ``Metaspace``: each token's own UTF-8,
-            # its unk token left to the core (the unknown characters it stands for), its byte
-            # tokens one byte; piece by piece, as the stages may drop text
-            chars = config is None and isolated is None and (char_stages(self.pre_tokenizer) is not None
-                                                             or type(self.pre_tokenizer) is pre_tokenizers.Metaspace)
+            # a model over characters split by stages (``char_stages``), by ``Metaspace`` or not at
+            # all (Llama 2's): each token's own UTF-8, its unk token left to the core (the unknown
+            # characters it stands for), its byte tokens one byte; piece by piece, as the stages
+            # may drop text
+            pre = self.pre_tokenizer
+            chars = config is None and isolated is None and (
+                pre is None or type(pre) is pre_tokenizers.Metaspace or char_stages(pre) is not None)
             unk = self.model.vocab.get(self.model.unk_token) if self.model.unk_token is not None else None
             if chars and unk is not None and any(self.model.unk_token in m for m in self.model.merges):
                 chars = False  # (an unk token merged into others: their lengths are unknown)
