@@ -215,8 +215,8 @@ class Tokenizer:
     # What a Tokenizer derives from its stages (the Rust splitter and model, caches, the bound
     # `encode` and `decode`): left out of a pickle and rebuilt after it, so that a pipeline
     # crosses to other processes.
-    _DERIVED = ("_splitter", "_fast", "_added_fast", "_normalize", "_pieces", "_built_for", "_decode_built",
-                "encode", "decode", "_calls_bound", "_offset_table")
+    _DERIVED = ("_splitter", "_fast", "_added_fast", "_normalize", "_aligner", "_pieces", "_built_for",
+                "_decode_built", "encode", "decode", "_calls_bound", "_offset_table")
     # Whether `encode` and `decode` were bound in Rust (or found not bindable) since a public
     # attribute was last assigned; see `_bind_calls`.
     _calls_bound = False
@@ -279,6 +279,7 @@ class Tokenizer:
         self._added_fast = self.added_tokens.rust_matchers if isinstance(self._fast, _core.PairBPE) else None
         n = self.normalizer  # what `encode_added` needs of it: the call, and whether ASCII is left as it is
         self._normalize = (core_normalizer(n), n.ascii_invariant) if n is not None else (None, False)
+        self._aligner = aligner(n, self._normalize[0])  # (what aligns a text for offsets)
         self._built_for = self._stage_key()  # (the added tokens may be new)
 
     def _bind_calls(self) -> None:
@@ -658,10 +659,10 @@ class Tokenizer:
             ids, offsets = whole[0], aligned.map(whole[1]) if aligned.text is not text else whole[1]
         matched: list[tuple[int, str]] = []  # (index, text) of added tokens that took whitespace
         program = self._normalize[0] if isinstance(self._normalize[0], _core.Normalizer) else None
-        # a Rust program aligns a text in one call (``aligner``); with a model over characters split
+        # a Rust program aligns a text in one call (``_aligner``); with a model over characters split
         # in Rust, whose segments no normalized added token cuts, the model's call normalizes each
         # segment itself and maps the spans back (``PairBPE.encode_offsets``)
-        align = aligner(self.normalizer, program)
+        align = self._aligner
         fused = program is not None and fast is not None and fast[3] and not self.added_tokens.cuts_normalized
         for part, tid, first in self.added_tokens.split_aligned(aligned, None if fused else align) if whole is None else ():
             if tid is not None:  # (the span of the match, with the whitespace lstrip/rstrip took)
