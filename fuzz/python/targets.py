@@ -18,6 +18,8 @@ from bpekit.formats import gguf
 from bpekit.formats import hf as hf_format
 from bpekit.formats.sentencepiece import SentencePieceBPE, SentencePieceModel
 from bpekit.minbpe import RegexTokenizer
+from bpekit.pipeline import normalizers
+from bpekit.pipeline.aligned import Aligned
 
 SAMPLE = "Hello world, héllo  wörld!\n\t12345 <|endoftext|> 日本語 🙂"
 # what the Unicode stages see differently from Python's tables: marks newer than Unicode 9,
@@ -84,6 +86,8 @@ def exercise(tok: bpekit.Tokenizer) -> None:
                 raise AssertionError("the decoder's Rust table differs from the decoders")
     texts = [SAMPLE, "", "ab", MARKS]
     want = [ids, *(tok.encode(t, add_special_tokens=True) for t in texts[1:])]
+    for text, wanted in zip(texts, want):
+        offsets_of(tok, text, wanted)
     if tok.encode_batch(texts, True, num_threads=2) != want:
         raise AssertionError("encode_batch differs from encode")
     flat, offsets = tok.encode_batch_to_numpy(texts, True, num_threads=2)
@@ -91,6 +95,23 @@ def exercise(tok: bpekit.Tokenizer) -> None:
         raise AssertionError("encode_batch_to_numpy differs from encode")
     if tok.count_batch(texts, True, num_threads=2) != [len(w) for w in want]:
         raise AssertionError("count_batch differs from encode")
+
+
+def offsets_of(tok: bpekit.Tokenizer, text: str, ids: list[int]) -> None:
+    """``encode_with_offsets`` must give ``encode``'s ids with one span each, inside the text and
+    in order of starts where no post-processor reorders them; a normalizer the Rust program runs
+    must align the text in Rust as its Python stages do (``normalizers.InRust``)."""
+    got, spans = tok.encode_with_offsets(text, add_special_tokens=True)
+    if got != ids or len(spans) != len(ids):
+        raise AssertionError("encode_with_offsets differs from encode")
+    if any(not 0 <= a <= b <= len(text) for a, b in spans):
+        raise AssertionError(f"a span outside the text: {spans}")
+    program = normalizers.core_normalizer(tok.normalizer) if tok.normalizer is not None else None
+    if isinstance(program, bpekit._core.Normalizer):
+        plain = Aligned.of(text)
+        want, fast = tok.normalizer.align(plain), normalizers.InRust(tok.normalizer, program).align(plain)
+        if (fast.text, fast.spans) != (want.text, want.spans):
+            raise AssertionError("the Rust alignment differs from the Python stages'")
 
 
 TARGETS: dict[str, Callable[[bytes], None]] = {

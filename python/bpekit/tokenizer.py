@@ -670,11 +670,9 @@ class Tokenizer:
                     matched.append((len(ids), part.text))  # (trimmed by what it matched, as HF)
                 ids.append(tid)
                 offsets.append(part.span(0, len(part)))
-            elif fast is not None and not fast[3]:  # a byte-level model in Rust: its ids spell the part's UTF-8
-                got = self._fast.encode(part.text)
-                skip = int(fast[1] and bool(part.text) and not part.text.startswith(" "))  # (the prefix space)
-                ids += got
-                offsets += part.map(fast[0].char_offsets(part.text, got, skip))
+            elif fast is not None and not fast[3] and (spelled := self._spelled(part.text, fast)) is not None:
+                ids += spelled[0]  # (a byte-level model in Rust: its ids spell the part's UTF-8)
+                offsets += part.map(spelled[1])
             elif fast is not None and (found := self._fast.encode_offsets(part.text, fast[0], first,
                                                                           program if fused else None)) is not None:
                 ids += found[0]  # (each piece's ids spell its bytes: CLIP's stage drops spaces)
@@ -699,6 +697,18 @@ class Tokenizer:
                 tokens[k] = t
             offsets = self.post_processor.trim(tokens, offsets)  # type: ignore[union-attr]
         return ids, offsets
+
+    def _spelled(self, text: str, fast: tuple[Any, bool, bool, bool]) -> tuple[list[int], list[tuple[int, int]]] | None:
+        """A byte-level model's ids of one segment and their spans from the table of byte lengths,
+        where the ids spell the segment's UTF-8 (after the prefix space a ``ByteLevel`` stage puts
+        before it); ``None`` where they do not (a byte the vocabulary lacks was dropped: the
+        Python stages then give the spans)."""
+        got = self._fast.encode(text)
+        skip = int(fast[1] and bool(text) and not text.startswith(" "))  # (the prefix space)
+        try:
+            return got, fast[0].char_offsets(text, got, skip)
+        except ValueError:
+            return None
 
     def _whole_offsets(self, text: str, fast: tuple[Any, bool, bool],
                        ids: list[int] | None = None) -> tuple[list[int], list[tuple[int, int]]] | None:

@@ -325,3 +325,31 @@ def _random_pairs():
         _PAIRS.append((Tokenizer.from_str(doc), tokenizers.Tokenizer.from_str(doc)))
     return _PAIRS
 
+
+
+def test_byte_level_model_missing_bytes_gives_offsets():
+    """A byte-level BPE whose vocabulary lacks some bytes (no unk: Hugging Face drops them) gave
+    ``ValueError: the ids do not spell the text`` from ``encode_with_offsets`` (found by the
+    ``hf`` atheris target once it asked for offsets, session 35); the segment's spans now come
+    from the Python stages, as ``tokenizers`` gives them."""
+    from tokenizers import models, pre_tokenizers
+
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    kept = sorted(c for c in alphabet if c not in "éöÃ©" and ord(c) % 7)  # (some ASCII and UTF-8 bytes gone)
+    vocab = {c: i for i, c in enumerate(kept)}
+    merges = [("h", "e"), ("l", "l"), ("he", "ll")]
+    for a, b in merges:
+        vocab[a + b] = len(vocab)
+    for normalizer in (None, {"type": "NFC"}):
+        hf = tokenizers.Tokenizer(models.BPE(vocab=vocab, merges=merges))
+        hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        doc = json.loads(hf.to_str())
+        doc["normalizer"] = normalizer
+        hf = tokenizers.Tokenizer.from_str(json.dumps(doc))
+        ours = Tokenizer.from_str(json.dumps(doc))
+        for text in ["hello wörld", "Caf\u00e9 e\u0301 \u65e5\u672c 12345", "", "hello", "\U0001f642 ok \ud800"]:
+            got = ours.encode_with_offsets(text)
+            assert got[0] == ours.encode(text), repr(text)
+            if "\ud800" not in text:
+                want = hf.encode(text, add_special_tokens=False)
+                assert got == (want.ids, want.offsets), repr(text)
