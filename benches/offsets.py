@@ -20,6 +20,10 @@ off, as benches/speed.py times):
 - the ``tokenizers`` quicktour's layout (``Whitespace``, a BPE over characters with ``[UNK]``)
   and OpenAI GPT's (``BertNormalizer``, ``BertPreTokenizer``, characters with ``</w>``), trained
   on the English corpus: the same;
+- a SentencePiece BPE model as ``transformers`` converts it (``Precompiled``, ``Metaspace``, byte
+  fallback), trained on English and the multilingual sample: the same; for these trained layouts
+  also the whole corpus in one batch call each (``encode_batch_with_offsets`` against
+  ``tokenizers``' ``encode_batch``, both on every core);
 - a SentencePiece model (``bpe_multi_bytefb_3000``): bpekit ``SentencePieceBPE`` against
   sentencepiece's ``encode(text, return_type="proto")`` (its pieces' ``begin`` / ``end``).
 
@@ -46,6 +50,7 @@ from corpora import DATA, size_mb  # noqa: E402  ($BPEKIT_TEST_DATA, default ../
 from harness.timing import print_rows  # noqa: E402
 
 PEER = "peer offsets"
+BATCH = "batch:"  # (a pass over the whole corpus in one call)
 
 
 def rank_passes(name: str) -> dict[str, Callable[[str], object]]:
@@ -104,6 +109,8 @@ def trained_passes(layout: str) -> dict[str, Callable[[str], object]]:
         "bpekit encode_with_offsets": ours.encode_with_offsets,
         PEER: lambda t: (lambda e: (e.ids, e.offsets))(hf.encode(t, add_special_tokens=False)),
         "bpekit encode": ours.encode,
+        BATCH + " bpekit": lambda docs: ours.encode_batch_with_offsets(docs, num_threads=0),
+        BATCH + " peer": lambda docs: [e.offsets for e in hf.encode_batch(docs, add_special_tokens=False)],
     }
 
 
@@ -158,7 +165,8 @@ def main() -> None:
             if label.startswith("spm bytefb") and corpus == "code":
                 continue  # (a 3,000-piece multilingual model: code says little)
             check(f"{label} {corpus}", passes, docs)
-            timed = {k: (lambda run=run: [run(d) for d in docs]) for k, run in passes.items()}
+            timed = {k: (lambda run=run: run(docs)) if k.startswith(BATCH) else (lambda run=run: [run(d) for d in docs])
+                     for k, run in passes.items()}
             print_rows(label, corpus, size_mb(docs), timed, PEER, args.rounds)
 
 

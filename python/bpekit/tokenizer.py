@@ -620,8 +620,9 @@ class Tokenizer:
     ) -> list[tuple[list[int], list[tuple[int, int]]]]:
         """:meth:`encode_with_offsets` of each text (a rank model's ids encoded in parallel, as
         :meth:`Encoding.encode_batch_with_offsets`, and a byte-level pipeline's as
-        :meth:`encode_batch`, where its whole texts give offsets at once; other pipelines' text
-        by text)."""
+        :meth:`encode_batch`, where its whole texts give offsets at once; a model over characters
+        split in Rust normalizes, merges and spans the texts no added token cuts on the Rust
+        threads; other pipelines' text by text)."""
         _check_flag("add_special_tokens", add_special_tokens)
         texts = _check_batch(texts)
         if self.encoding is not None:
@@ -633,11 +634,37 @@ class Tokenizer:
 
         self._refresh()
         fast = self._byte_offsets()
+        if fast is not None and fast[3] and len(texts) >= 2:
+            return self._char_batch_offsets(texts, fast, num_threads, add_special_tokens)
         if fast is None or fast[1] or not fast[2] or fast[3] or len(texts) < 2:
             return [self._place(*self._pipeline_offsets(t), add_special_tokens) for t in texts]
         fixed = [aligned_input(t).text for t in texts]  # (lone surrogates fixed, as encode fixes them)
         batch = self.encode_batch(fixed, num_threads=num_threads)
         return [self._place(*self._pipeline_offsets(t, ids), add_special_tokens) for t, ids in zip(texts, batch)]
+
+    def _char_batch_offsets(self, texts: list[str], fast: tuple[Any, bool, bool, bool], num_threads: int,
+                            add_special_tokens: bool) -> list[tuple[list[int], list[tuple[int, int]]]]:
+        """:meth:`encode_batch_with_offsets` of a model whose spans come piece by piece from Rust
+        (``fast[3]``): the texts that no added token cuts, normalized by a Rust program (or by no
+        normalizer), in one call on the Rust threads (``PairBPE.encode_offsets_batch``, what
+        :meth:`_pipeline_offsets` does with each); any other text, and any the model gives no
+        spans for, through :meth:`_pipeline_offsets`."""
+        from bpekit.offsets import aligned_input
+
+        program = self._normalize[0] if isinstance(self._normalize[0], _core.Normalizer) else None
+        if (self.normalizer is not None and program is None) or self.added_tokens.cuts_normalized:
+            return [self._place(*self._pipeline_offsets(t), add_special_tokens) for t in texts]
+        fixed = [aligned_input(t) for t in texts]  # (lone surrogates fixed, as encode fixes them)
+        whole = [i for i, a in enumerate(fixed) if not self.added_tokens.in_raw_text(a.text)]
+        got = self._fast.encode_offsets_batch([fixed[i].text for i in whole], fast[0], program, num_threads)
+        out: list[tuple[list[int], list[tuple[int, int]]] | None] = [None] * len(texts)
+        for i, one in zip(whole, got):
+            if one is not None:
+                ids, spans = one
+                spans = fixed[i].map(spans) if fixed[i].text is not texts[i] else spans
+                out[i] = ids, self._trimmed(ids, spans, [], fast)
+        return [self._place(*(done if done is not None else self._pipeline_offsets(t)), add_special_tokens)
+                for t, done in zip(texts, out)]
 
     def _pipeline_offsets(self, text: str, known: list[int] | None = None) -> tuple[list[int], list[tuple[int, int]]]:
         """A pipeline's ids of ``text`` (added tokens matched) with their offsets, computed in
@@ -684,6 +711,13 @@ class Tokenizer:
                     got, piece_spans = model.tokenize_spans(piece.text)
                     ids += got
                     offsets += piece.map(piece_spans)
+        return ids, self._trimmed(ids, offsets, matched, fast)
+
+    def _trimmed(self, ids: list[int], offsets: list[tuple[int, int]], matched: list[tuple[int, str]],
+                 fast: tuple[Any, bool, bool, bool] | None) -> list[tuple[int, int]]:
+        """``offsets`` of ``ids`` as the post-processor trims them (``trim_offsets``), ``matched``
+        the (index, text) of added tokens that took whitespace."""
+        model = self.model
         passes = self.post_processor.trim_passes() if self.post_processor is not None else []
         if passes and fast is not None:
             at = [(k, spaces_at_ends(t)) for k, t in matched]
@@ -696,7 +730,7 @@ class Tokenizer:
             for k, t in matched:
                 tokens[k] = t
             offsets = self.post_processor.trim(tokens, offsets)  # type: ignore[union-attr]
-        return ids, offsets
+        return offsets
 
     def _spelled(self, text: str, fast: tuple[Any, bool, bool, bool]) -> tuple[list[int], list[tuple[int, int]]] | None:
         """A byte-level model's ids of one segment and their spans from the table of byte lengths,

@@ -170,14 +170,31 @@ impl PairBPE {
     ) -> PyResult<Option<(Bound<'py, PyList>, crate::offsets::Spans)>> {
         let table = lengths.get();
         let program = normalizer.as_ref().map(|n| &n.program);
-        let got = run(py, || {
-            let Some(done) = program.and_then(|p| p.align(&crate::aligned::Aligned::of(text))) else {
-                return self.model.encode_char_spans(text, first, |i| table.length(i));
-            };
-            let Some((ids, spans)) = self.model.encode_char_spans(&done.text, first, |i| table.length(i))? else { return Ok(None) };
-            Ok(Some((ids, spans.into_iter().map(|(a, b)| done.input_span(a, b)).collect())))
-        })?;
+        let got = run(py, || self.char_spans_of(text, first, program, |i| table.length(i)))?;
         got.map(|(ids, spans)| Ok((self.ints.list(py, &ids)?, spans))).transpose()
+    }
+
+    /// `encode_offsets` of each of `texts` (whole inputs: `first`), on `num_threads` threads (0:
+    /// one per core) with the GIL released: a list of `(ids, spans)`, `None` for a text whose
+    /// spans the model cannot give (`Tokenizer.encode_batch_with_offsets`).
+    #[allow(clippy::type_complexity)]
+    #[pyo3(signature = (texts, lengths, normalizer = None, num_threads = 0))]
+    fn encode_offsets_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<String>,
+        lengths: &Bound<'py, ByteLengths>,
+        normalizer: Option<PyRef<'py, super::text::Normalizer>>,
+        num_threads: usize,
+    ) -> PyResult<Vec<Option<(Bound<'py, PyList>, crate::offsets::Spans)>>> {
+        let table = lengths.get();
+        let program = normalizer.as_ref().map(|n| &n.program);
+        let threads = crate::parallel::thread_count(num_threads);
+        let got = run(py, || {
+            let each = crate::parallel::map(&texts, threads, |text| self.char_spans_of(text, true, program, |i| table.length(i)));
+            each.into_iter().collect::<crate::Result<Vec<_>>>()
+        })?;
+        got.into_iter().map(|one| one.map(|(ids, spans)| Ok((self.ints.list(py, &ids)?, spans))).transpose()).collect()
     }
 
     /// The ids of `text` with its added tokens: cut at `raw`'s tokens, each part between them
@@ -381,6 +398,16 @@ impl<'a> Prepared<'a> {
 }
 
 impl PairBPE {
+    /// `encode_offsets`' work: `text` normalized by `program` with its spans, where one is
+    /// given and changes it, then the model's char spans, mapped back to `text`.
+    fn char_spans_of(&self, text: &str, first: bool, program: Option<&Program>, length: impl Fn(u32) -> Option<usize>) -> crate::Result<Option<crate::pairbpe::IdsAndSpans>> {
+        let Some(done) = program.and_then(|p| p.align(&crate::aligned::Aligned::of(text))) else {
+            return self.model.encode_char_spans(text, first, length);
+        };
+        let Some((ids, spans)) = self.model.encode_char_spans(&done.text, first, length)? else { return Ok(None) };
+        Ok(Some((ids, spans.into_iter().map(|(a, b)| done.input_span(a, b)).collect())))
+    }
+
     /// `encode_added` of `text` (UTF-8 already, lone surrogates fixed), for the bound
     /// `Tokenizer.encode` too (`tokenizer_calls.rs`): the list of ids, or (`count`) their number.
     #[allow(clippy::too_many_arguments)]

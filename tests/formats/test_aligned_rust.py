@@ -187,3 +187,30 @@ def test_bert_layout_offsets_in_rust_with_its_normalizer():
     with mock.patch.object(ours.BertNormalizer, "align", refuse):
         check(tok, [*HOSTILE, *lines[::5]])
 
+
+
+def test_batches_of_character_models_in_rust():
+    """``encode_batch_with_offsets`` of a model over characters: the texts no added token cuts
+    in one Rust call on the batch's threads (``PairBPE.encode_offsets_batch``), the others text
+    by text; every result equal to ``encode_with_offsets`` and to ``tokenizers``' batch."""
+    lines = corpus_lines()
+    normalizer = normalizers.Sequence([normalizers.Precompiled(nmt_nfkc()), normalizers.Strip(left=False, right=True),
+                                       normalizers.Replace(Regex(" {2,}"), "\u2581")])
+    hf = spm_like(lines[1::3], normalizer=normalizer)
+    hf.add_special_tokens(["<b>"])
+    ours_tok = from_document(json.loads(hf.to_str()))
+    texts = [*HOSTILE, *lines[::4], "a <b> c", "<b>", "x \ud800 y", "\ud83d\ude00 ok"]
+    calls = []
+    real = _core.PairBPE.encode_offsets_batch
+
+    def spy(self, batch, *args):
+        calls.append(len(batch))
+        return real(self, batch, *args)
+
+    with mock.patch.object(_core.PairBPE, "encode_offsets_batch", spy, create=False):
+        got = ours_tok.encode_batch_with_offsets(texts, num_threads=2)
+    assert calls == [len(texts) - 2]  # (the two texts with the added token: text by text)
+    assert got == [ours_tok.encode_with_offsets(t) for t in texts]
+    valid = [not any("\ud800" <= c <= "\udfff" for c in t) for t in texts]  # (what tokenizers takes)
+    want = hf.encode_batch([t for t, v in zip(texts, valid) if v], add_special_tokens=False)
+    assert [g for g, v in zip(got, valid) if v] == [(e.ids, e.offsets) for e in want]

@@ -138,6 +138,11 @@ class AddedVocabulary:
         tokens is then normalized before the model's segments are known."""
         return self._norm is not None
 
+    def in_raw_text(self, text: str) -> bool:
+        """Whether a token not matched in normalized text occurs in ``text`` (then ``text`` is cut
+        into segments; else it is one)."""
+        return self._raw is not None and bool(self._raw.find(text))
+
     @property
     def rust_matchers(self) -> tuple[Any, Any] | None:
         """The raw and normalized passes' Rust matchers (``None`` for a pass with no tokens),

@@ -70,8 +70,9 @@ class Normalizer(Stage):
 class InRust:
     """``normalizer.align`` computed by ``program``, its ``_core.Normalizer`` (``Normalizer.align``
     in Rust, ``src/aligned.rs``, which the Python stages' ``align`` methods are the reference
-    for): one call per text, no list of spans built in Python. A text with lone surrogates,
-    which UTF-8 cannot carry, takes the Python stages."""
+    for): one call per text, each step's spans computed in Rust and handed back once, where
+    the Python stages build a list per step. A text with lone surrogates, which UTF-8 cannot
+    carry, takes the Python stages."""
 
     __slots__ = ("normalizer", "program")
 
