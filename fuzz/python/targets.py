@@ -88,6 +88,8 @@ def exercise(tok: bpekit.Tokenizer) -> None:
     want = [ids, *(tok.encode(t, add_special_tokens=True) for t in texts[1:])]
     for text, wanted in zip(texts, want):
         offsets_of(tok, text, wanted)
+    if tok.encode_batch_with_offsets(texts, True, num_threads=2) != [tok.encode_with_offsets(t, True) for t in texts]:
+        raise AssertionError("encode_batch_with_offsets differs from encode_with_offsets")
     if tok.encode_batch(texts, True, num_threads=2) != want:
         raise AssertionError("encode_batch differs from encode")
     flat, offsets = tok.encode_batch_to_numpy(texts, True, num_threads=2)
