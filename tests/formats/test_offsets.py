@@ -353,3 +353,21 @@ def test_byte_level_model_missing_bytes_gives_offsets():
             if "\ud800" not in text:
                 want = hf.encode(text, add_special_tokens=False)
                 assert got == (want.ids, want.offsets), repr(text)
+
+
+@pytest.mark.parametrize("pattern", [r"[\p{Lu}a$[^\p{Han}]]+", r"[\`{Ll}\p{Lm}\p{Lo}\^&M&}[{p\p{Han}]]+", r"[a[bc]d]+|\s+",
+                                     r"[^a[bc]]+", r"[a||[b]]+", r"[a~~[b]]+", r"[a-c[x-z]]+", r"(?i:[A[b]])+",
+                                     r"[\[a[b]]+", r"[[:alpha:]]+"])
+def test_nested_class_in_a_split_regex_as_tokenizers(pattern):
+    """Found by the ``hf`` atheris target's offsets check (session 35): a ``Split`` regex with
+    ``[...[^\\p{Han}]]`` (Oniguruma: the union of both classes) and a byte-level vocabulary missing
+    bytes gave ``encode_with_offsets`` ids other than ``encode``'s: the Python stage (Python's
+    ``regex`` module, V0, reads the inner ``[`` as a character) cut otherwise than the Rust one.
+    Now such a pattern compiles for V1, its ``--``, ``||`` and ``~~`` kept as characters."""
+    from bpekit.pipeline import pre_tokenizers as ours_pre
+    from bpekit.pipeline.base import Pattern
+    from tokenizers import Regex, pre_tokenizers
+
+    for text in ["world \u65e5\u672c W", "abcd ebx-y", "x||y ~~b AbB [a --"]:
+        want = [piece for piece, _ in pre_tokenizers.Split(Regex(pattern), "isolated").pre_tokenize_str(text)]
+        assert [p for p, _ in ours_pre.Split(Pattern(pattern, True), "Isolated").pre_tokenize([(text, True)])] == want

@@ -84,9 +84,40 @@ def compile_onig(pattern: str) -> regex.Pattern[str]:
     if not isinstance(pattern, str):
         raise PatternError(f"a regex pattern must be a str, got {type(pattern).__name__}")
     try:
-        return regex.compile(_intersections(onig_to_regex(pattern)), regex.MULTILINE)
+        translated = _intersections(onig_to_regex(pattern))
+        nested = _nested_classes(translated)  # (Oniguruma's union of nested classes: the module's V1 reads it)
+        if nested is not None:
+            return regex.compile(nested, regex.MULTILINE | regex.V1)
+        return regex.compile(translated, regex.MULTILINE)
     except regex.error as exc:
         raise PatternError(f"invalid regex {pattern!r}: {exc}") from None
+
+
+def _nested_classes(pattern: str) -> str | None:
+    """``pattern`` for the regex module's V1 where one of its character classes holds another
+    (``[a[^b]]``: Oniguruma's union of both, where the default V0 reads the inner ``[`` as a
+    character and ends the class at the first ``]``), with the set operators V1 reads inside a
+    class (``--``, ``||``, ``~~``; Oniguruma's ``&&`` is rewritten before, ``_intersections``)
+    escaped, as Oniguruma reads them as characters; ``None`` where no class is nested."""
+    out, depth, nested, i = [], 0, False, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if c == "[":
+            nested |= depth > 0 and not pattern.startswith("[:", i)
+            depth += 1
+        elif c == "]" and depth:
+            depth -= 1
+        elif depth and pattern.startswith((c * 2), i) and c in "-|~":
+            out.append("\\" + c + "\\" + c)
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out) if nested else None
 
 
 def literal(text: str) -> regex.Pattern[str]:
