@@ -57,7 +57,7 @@ from bpekit.pipeline.base import Pattern
 from bpekit.pipeline.byte_level import to_bytes, to_chars
 from bpekit.pipeline.fast import (MATCHES_ONLY, char_stages, core_model, core_splitter, encode_texts, isolated_config, metaspace_config,
                                   split_config)
-from bpekit.pipeline.models import BPE, CACHE_MAX_WORD
+from bpekit.pipeline.models import BPE, CACHE_MAX_WORD, dense_table_ok
 from bpekit.pipeline.normalizers import aligner, core_normalizer
 from bpekit.pipeline.processors import affixes, spaces_at_ends
 from bpekit.pipeline.rank_model import RankBPE, SentencePieceStage
@@ -789,9 +789,10 @@ class Tokenizer:
             unk = self.model.vocab.get(self.model.unk_token) if self.model.unk_token is not None else None
             if chars and unk is not None and any(self.model.unk_token in m for m in self.model.merges):
                 chars = False  # (an unk token merged into others: their lengths are unknown)
-            if not self.model.continuing_subword_prefix and (chars or
+            vocab, added = self.model.vocab, self.added_tokens.by_id
+            dense = self.model.dense_ids and dense_table_ok(max(added, default=-1) + 1, len(vocab) + len(added))
+            if not self.model.continuing_subword_prefix and dense and (chars or
                     (config is not None and not config[2]) or (isolated is not None and not isolated[1])):
-                vocab, added = self.model.vocab, self.added_tokens.by_id
                 size = max(max(vocab.values(), default=-1), max(added, default=-1)) + 1
                 lengths, ends = [0] * size, [(0, 0)] * size
                 if chars:  # (each token's own UTF-8, a byte token one byte)

@@ -148,3 +148,36 @@ def _load(key, load):  # type: ignore[no-untyped-def]
     if key not in _LOADED:
         _LOADED[key] = load(key)
     return _LOADED[key]
+
+
+def test_an_id_far_beyond_the_vocabulary_stays_small():
+    """One token with the id 777,777,796 in a 95-token byte-level vocabulary (found by the ``hf``
+    atheris target, session 35): the core's tables are by id, so building the Rust model asked
+    for 18 GB and the offsets' length tables for 2.9 GB. Such a model now encodes and gives offsets
+    through the Python merge, in a process whose address space is capped at 2 GB."""
+    import subprocess
+    import sys
+
+    vocab = {chr(c): c - 33 for c in range(33, 127)}
+    vocab["ab"] = 777_777_796
+    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": {"type": "NFC"},
+           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+           "post_processor": None, "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                                               "use_regex": True},
+           "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                     "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                     "vocab": vocab, "merges": [["a", "b"]]}}
+    code = f"""
+import resource, json
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+from bpekit import Tokenizer
+tok = Tokenizer.from_str({json.dumps(json.dumps(doc))})
+text = "abc ab? ABab"
+ids = tok.encode(text)
+assert 777777796 in ids, ids
+assert tok.encode_with_offsets(text)[0] == ids
+assert tok.encode_batch_with_offsets([text, "ab"], num_threads=2) == [tok.encode_with_offsets(t) for t in [text, "ab"]]
+print("ok", ids)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("ok"), done.stderr[-2000:]

@@ -234,8 +234,8 @@ def core_model(pre: PreTokenizer | None, model: object) -> _core.PairBPE | None:
     """The Rust pair-rank model doing ``pre`` then ``model`` on a text, or ``None``."""
     config = split_config(pre)
     isolated = isolated_config(pre) if config is None else None
-    if (config is None and isolated is None) or not isinstance(model, BPE) or model.dropout:
-        return None
+    if (config is None and isolated is None) or not isinstance(model, BPE) or model.dropout or not model.dense_ids:
+        return None  # (ids far beyond the vocabulary's size: the core's tables are by id, the Python merge is not)
     # each byte's first symbol: its character, and with a subword prefix or end-of-word suffix
     # (CLIP's `</w>`) the forms it takes inside a piece, at its end, and as a piece of its own
     prefix, suffix = model.continuing_subword_prefix or "", model.end_of_word_suffix or ""

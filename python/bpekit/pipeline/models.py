@@ -28,6 +28,12 @@ CACHE_MAX_WORD = 256
 MARKER = "\u2581"
 
 
+def dense_table_ok(size: int, count: int) -> bool:
+    """Whether a table of ``size`` slots (one per id up to the largest) for ``count`` ids is a small
+    multiple of them (ids are up to 2**32: one far out would make it gigabytes)."""
+    return size <= 4 * count + 65536
+
+
 class BPE(Stage):
     """Byte-pair encoding with a merge list (``merges[i]`` has priority ``i``)."""
 
@@ -112,8 +118,8 @@ class BPE(Stage):
         """:attr:`fast_merge`, or with ``metaspace`` (``(replacement, prepend_scheme, split)``)
         the ``Metaspace`` pre-tokenizer and this model in one Rust call per segment; or with
         ``stages`` (``fast.char_stages``) the split stages and this model."""
-        if self.dropout:
-            return None
+        if self.dropout or not self.dense_ids:
+            return None  # (ids far beyond the vocabulary's size: the core's tables are by id)
         unk = None
         if self.unk_token is not None:
             unk = self.vocab.get(self.unk_token)
@@ -210,7 +216,7 @@ class BPE(Stage):
         if self.ignore_merges and not self.dropout and (hit := self.vocab.get(word)) is not None:
             return [hit], [(0, len(word))]
         fast = self.fast_merge
-        if fast is not None and word and not self.continuing_subword_prefix:
+        if fast is not None and word and not self.continuing_subword_prefix and self.dense_ids:
             try:  # the Rust merge's ids, each spanning its token's bytes of the word
                 got = fast.encode(word)
                 return got, self._byte_lengths.char_offsets(word, got)
@@ -232,6 +238,14 @@ class BPE(Stage):
             spans += [(done + a, done + b) for a, b in spans_of_bytes(part, lengths)]
             done += len(part)
         return ids, spans
+
+    @functools.cached_property
+    def dense_ids(self) -> bool:
+        """Whether a table with a slot per id up to the largest (:meth:`token_lengths`, the
+        offsets' tables) is a small multiple of the vocabulary: a file may give one token the id
+        777,777,796 (2.9 GB of table, found by the ``hf`` atheris target); such a model's offsets
+        take the Python merge."""
+        return dense_table_ok(max(self.vocab.values(), default=-1) + 1, len(self.vocab))
 
     @functools.cached_property
     def _byte_lengths(self) -> _core.ByteLengths:
