@@ -85,6 +85,13 @@ pub fn lead_spans(cuts: &[(usize, usize)], origin: usize, lead: usize, len: usiz
         .collect()
 }
 
+/// The input span of char `i` of a text with no list of spans ([`lead_spans`]' text: its first
+/// `lead` chars span the input char at `origin`, the others their own from `origin` on).
+pub fn lead_span(i: usize, origin: usize, lead: usize) -> (usize, usize) {
+    let at = origin + i.saturating_sub(lead);
+    (at, at + 1)
+}
+
 /// The input spans of a text of `len` chars after each of `matches` (char ranges, in order, not
 /// overlapping) is replaced by `content` chars: `bpekit.pipeline.aligned.Aligned.replace`, where
 /// every char of a replacement takes the span of the last char it replaces (of the char before
@@ -93,10 +100,7 @@ pub fn lead_spans(cuts: &[(usize, usize)], origin: usize, lead: usize, len: usiz
 pub fn replaced_spans(spans: Option<&[(usize, usize)]>, origin: usize, lead: usize, len: usize, matches: &[(usize, usize)], content: usize) -> Spans {
     let span = |i: usize| match spans {
         Some(s) => s[i],
-        None => {
-            let at = origin + i.saturating_sub(lead);
-            (at, at + 1)
-        }
+        None => lead_span(i, origin, lead),
     };
     let replaced: usize = matches.iter().map(|&(s, e)| e - s).sum();
     let mut out = Vec::with_capacity(len - replaced.min(len) + matches.len() * content);

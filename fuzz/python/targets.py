@@ -100,9 +100,9 @@ def exercise(tok: bpekit.Tokenizer) -> None:
 
 
 def offsets_of(tok: bpekit.Tokenizer, text: str, ids: list[int]) -> None:
-    """``encode_with_offsets`` must give ``encode``'s ids with one span each, inside the text and
-    in order of starts where no post-processor reorders them; a normalizer the Rust program runs
-    must align the text in Rust as its Python stages do (``normalizers.InRust``)."""
+    """``encode_with_offsets`` must give ``encode``'s ids with one span each, inside the text; a
+    normalizer the Rust program runs must align the text in Rust as its Python stages do
+    (``normalizers.InRust``)."""
     got, spans = tok.encode_with_offsets(text, add_special_tokens=True)
     if got != ids or len(spans) != len(ids):
         raise AssertionError("encode_with_offsets differs from encode")

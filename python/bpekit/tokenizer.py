@@ -651,7 +651,7 @@ class Tokenizer:
         spans for, through :meth:`_pipeline_offsets`."""
         from bpekit.offsets import aligned_input
 
-        program = self._normalize[0] if isinstance(self._normalize[0], _core.Normalizer) else None
+        program = self._program()
         if (self.normalizer is not None and program is None) or self.added_tokens.cuts_normalized:
             return [self._place(*self._pipeline_offsets(t), add_special_tokens) for t in texts]
         fixed = [aligned_input(t) for t in texts]  # (lone surrogates fixed, as encode fixes them)
@@ -665,6 +665,12 @@ class Tokenizer:
                 out[i] = ids, self._trimmed(ids, spans, [], fast)
         return [self._place(*(done if done is not None else self._pipeline_offsets(t)), add_special_tokens)
                 for t, done in zip(texts, out)]
+
+    def _program(self) -> Any:
+        """The normalizer as a Rust program (``core_normalizer``'s ``_core.Normalizer``), or ``None``
+        (no normalizer, or one only Python runs)."""
+        program = self._normalize[0]
+        return program if isinstance(program, _core.Normalizer) else None
 
     def _pipeline_offsets(self, text: str, known: list[int] | None = None) -> tuple[list[int], list[tuple[int, int]]]:
         """A pipeline's ids of ``text`` (added tokens matched) with their offsets, computed in
@@ -685,7 +691,7 @@ class Tokenizer:
         if whole is not None:  # (every id from one Rust call, every span from one table)
             ids, offsets = whole[0], aligned.map(whole[1]) if aligned.text is not text else whole[1]
         matched: list[tuple[int, str]] = []  # (index, text) of added tokens that took whitespace
-        program = self._normalize[0] if isinstance(self._normalize[0], _core.Normalizer) else None
+        program = self._program()
         # a Rust program aligns a text in one call (``_aligner``); with a model over characters split
         # in Rust, whose segments no normalized added token cuts, the model's call normalizes each
         # segment itself and maps the spans back (``PairBPE.encode_offsets``)
@@ -790,7 +796,8 @@ class Tokenizer:
             if chars and unk is not None and any(self.model.unk_token in m for m in self.model.merges):
                 chars = False  # (an unk token merged into others: their lengths are unknown)
             vocab, added = self.model.vocab, self.added_tokens.by_id
-            dense = self.model.dense_ids and dense_table_ok(max(added, default=-1) + 1, len(vocab) + len(added))
+            # (the model's own ids are dense, as it has a Rust model: ``BPE.dense_ids``; an added id may be far out)
+            dense = dense_table_ok(max(added, default=-1) + 1, len(vocab) + len(added))
             if not self.model.continuing_subword_prefix and dense and (chars or
                     (config is not None and not config[2]) or (isolated is not None and not isolated[1])):
                 size = max(max(vocab.values(), default=-1), max(added, default=-1)) + 1

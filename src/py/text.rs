@@ -191,7 +191,7 @@ impl Normalizer {
             let spans = match spans {
                 Some(s) if s.len() != n => return Err(PyValueError::new_err(format!("align: {} spans for {n} chars", s.len()))),
                 Some(s) => s,
-                None => (0..n).map(|i| (origin + i.saturating_sub(lead), origin + (i + 1).saturating_sub(lead).max(1))).collect(),
+                None => (0..n).map(|i| crate::offsets::lead_span(i, origin, lead)).collect(),
             };
             let done = self.program.align(&crate::aligned::Aligned::new(text.to_owned(), spans, origin));
             Ok(done.map(|a| (a.text, a.spans, a.origin)))

@@ -216,7 +216,7 @@ class BPE(Stage):
         if self.ignore_merges and not self.dropout and (hit := self.vocab.get(word)) is not None:
             return [hit], [(0, len(word))]
         fast = self.fast_merge
-        if fast is not None and word and not self.continuing_subword_prefix and self.dense_ids:
+        if fast is not None and word and not self.continuing_subword_prefix:  # (None where ids are not dense_ids)
             try:  # the Rust merge's ids, each spanning its token's bytes of the word
                 got = fast.encode(word)
                 return got, self._byte_lengths.char_offsets(word, got)
